@@ -1,0 +1,62 @@
+// ep_api.h -- the public C API of einplan's core: the GEMM descriptor, the
+// entry points, configuration.  Declared to Cython once, in kernels.pxd.
+#ifndef EP_API_H
+#define EP_API_H
+
+#include "ep_types.h"
+
+// Indices into ep_group_t.stride[] for each role.  A role group is a list of
+// axes (outer to inner) after merging; each axis has one extent and one
+// stride per operand that holds it (TBLIS's block-scatter idea).
+enum { EP_M_A = 0, EP_M_C = 1 };                 // m     : (A, C)
+enum { EP_N_B = 0, EP_N_C = 1 };                 // n     : (B, C)
+enum { EP_K_A = 0, EP_K_B = 1 };                 // k     : (A, B)
+enum { EP_BATCH_A = 0, EP_BATCH_B = 1, EP_BATCH_C = 2 };  // batch : (A, B, C)
+
+typedef struct {
+    int ndim;
+    ep_dim_t extent[EP_MAXDIM];
+    ep_inc_t stride[3][EP_MAXDIM];   // [operand of the role][axis]
+} ep_group_t;
+
+// C[batch, m, n] = alpha * sum_k A[batch, m, k] B[batch, k, n]
+//                  + beta * C[batch, m, n]
+// Pointers are to element 0 of each group; all strides in elements.
+typedef struct {
+    ep_dtype_t dtype;
+    const void *a;
+    const void *b;
+    void *c;
+    ep_group_t m, n, k, batch;
+    double alpha, beta;
+    int nthreads;                    // <= 0: the library's setting
+} ep_gemm_desc_t;
+
+// Runs the packed GEMM.  The caller (the Cython layer) has checked extents,
+// overflow and bounds; ep_gemm only fails on allocation.
+ep_status_t ep_gemm(const ep_gemm_desc_t *desc);
+
+// Blocking sizes used for a dtype with the current ISA.
+typedef struct { int mr, nr; ep_dim_t mc, kc, nc; } ep_blocking_t;
+ep_blocking_t ep_blocking(ep_dtype_t dtype);
+
+// Run-time dispatch (ep_dispatch.c).
+int ep_isa(void);                    // ep_isa_t in use
+int ep_isa_supported(int isa);       // CPU and OS support it
+int ep_set_isa(int isa);             // force one (0 on success)
+const char *ep_isa_name(int isa);
+int ep_isa_tile(int isa, ep_dtype_t dtype, int *mr, int *nr);
+// Run one micro-kernel of a given ISA on a full tile (tests reach it).
+int ep_run_ukr(int isa, ep_dtype_t dtype, ep_dim_t k, const void *a,
+               const void *b, void *c, ep_inc_t rs_c, ep_inc_t cs_c,
+               double alpha, double beta);
+
+// Caches in bytes as read from the system (0 if unknown).
+void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);
+
+// Threads (ep_threads.c).
+void ep_set_num_threads(int n);
+int ep_get_num_threads(void);
+int ep_have_openmp(void);
+
+#endif

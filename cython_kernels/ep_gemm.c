@@ -1,0 +1,314 @@
+// ep_gemm.c -- the packed GEMM over role groups: the five loops of BLIS
+// (jc -> pc -> ic -> jr -> ir) around the micro-kernel, a batch loop around
+// them, OpenMP threads, and blocking sizes from the cache sizes.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ep_api.h"
+#include "ep_pack.h"
+#include "ukr/ep_ukr.h"
+#ifdef _OPENMP
+#include <omp.h>
+#define EP_BARRIER(nt) do { if ((nt) > 1) { _Pragma("omp barrier") } } while (0)
+#else
+#define EP_BARRIER(nt) do { (void)(nt); } while (0)
+#endif
+
+const ep_ukr_set_t *ep_ukr_set(void);   // ep_dispatch.c
+
+#define EP_SCALE_BLOCK 256
+
+// ------------------------------------------------------------ blocking
+// Linux sysfs first (glibc's sysconf misreports some virtual CPUs' L3 by
+// 10x, seen on this project's AMD EPYC VMs), then sysconf, else 0.
+static ep_dim_t ep_sysfs_cache(int level)
+{
+    char path[96], buf[64];
+    for (int i = 0; i < 10; i++) {
+        int lvl = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        if (fscanf(f, "%d", &lvl) != 1) lvl = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        f = fopen(path, "r");
+        if (!f) continue;
+        int is_insn = fgets(buf, sizeof buf, f) && buf[0] == 'I';
+        fclose(f);
+        if (lvl != level || is_insn) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f) continue;
+        long v = 0;
+        char unit = 0;
+        int got = fscanf(f, "%ld%c", &v, &unit);
+        fclose(f);
+        if (got >= 1 && v > 0)
+            return (ep_dim_t)v * (unit == 'K' ? 1024 : unit == 'M' ? 1 << 20 : 1);
+    }
+    return 0;
+}
+
+void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
+{
+    ep_dim_t v[3] = {ep_sysfs_cache(1), ep_sysfs_cache(2), ep_sysfs_cache(3)};
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    const int names[3] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE,
+                          _SC_LEVEL3_CACHE_SIZE};
+    for (int i = 0; i < 3; i++)
+        if (v[i] <= 0) { long s = sysconf(names[i]); v[i] = s > 0 ? s : 0; }
+#endif
+    *l1d = v[0];
+    *l2 = v[1];
+    *l3 = v[2];
+}
+
+// Analytical blocking (after Low et al., "Analytical modeling is enough for
+// high-performance BLIS", 2016), with the fractions set by measurement:
+//  KC: a KC x NR micro-panel of B takes about EP_KC_L1 of L1d, so it stays
+//      there while the ir loop streams MR x KC panels of A past it;
+//  MC: the MC x KC block of A takes EP_MC_L2 of L2;
+//  NC: the KC x NC panel of B takes EP_NC_L3 of this core's share of L3.
+// Unknown caches fall back to 32 KiB / 512 KiB / 2 MiB per core.
+#define EP_KC_L1 1.0
+#define EP_MC_L2 0.5
+#define EP_NC_L3 0.5
+
+ep_blocking_t ep_blocking(ep_dtype_t dtype)
+{
+    ep_blocking_t bk;
+    ep_isa_tile(ep_isa(), dtype, &bk.mr, &bk.nr);
+    ep_dim_t l1, l2, l3;
+    ep_cache_sizes(&l1, &l2, &l3);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (l1 <= 0) l1 = 32 << 10;
+    if (l2 <= 0) l2 = 512 << 10;
+    l3 = l3 > 0 ? l3 / (ncpu > 0 ? ncpu : 1) : 2 << 20;
+    ep_dim_t s = dtype == EP_FLOAT32 ? 4 : 8;
+    bk.kc = (ep_dim_t)(EP_KC_L1 * l1 / (bk.nr * s)) / 8 * 8;
+    if (bk.kc < 64) bk.kc = 64;
+    bk.mc = (ep_dim_t)(EP_MC_L2 * l2 / (bk.kc * s)) / bk.mr * bk.mr;
+    if (bk.mc < bk.mr) bk.mc = bk.mr;
+    bk.nc = (ep_dim_t)(EP_NC_L3 * l3 / (bk.kc * s)) / bk.nr * bk.nr;
+    if (bk.nc < bk.nr) bk.nc = bk.nr;
+    return bk;
+}
+
+// ------------------------------------------------------------ workspace
+// Packing buffers live as long as the thread (OpenMP keeps its pool), grown
+// on demand: no allocation, page fault or memset on the hot path.
+static _Thread_local void *ep_ws_ptr = NULL;
+static _Thread_local size_t ep_ws_size = 0;
+
+static void *ep_workspace(size_t bytes)
+{
+    if (bytes <= ep_ws_size) return ep_ws_ptr;
+    free(ep_ws_ptr);
+    size_t sz = (bytes + 4095) & ~(size_t)4095;
+    ep_ws_ptr = aligned_alloc(64, sz);
+    ep_ws_size = ep_ws_ptr ? sz : 0;
+    return ep_ws_ptr;
+}
+
+// What the threads of one GEMM share: the packed B panel and the n and k
+// scatter vectors (written by thread 0, read by all after a barrier).
+typedef struct {
+    ep_dim_t M, N, K;
+    void *bpack;
+    ep_inc_t *noff_b, *noff_c, *nbs_b, *nbs_c, *koff_a, *koff_b;
+    ep_inc_t ks_a, ks_b;
+} ep_shared_t;
+
+// What each thread has for itself: its packed A block, m scatter vectors.
+typedef struct {
+    void *apack;
+    ep_inc_t *moff_a, *moff_c, *mbs_a, *mbs_c;
+} ep_thread_bufs_t;
+
+#define EP_ALIGN(x) (((x) + 63) & ~(size_t)63)
+
+// Carve this thread's workspace: always its private part, and the shared
+// part when `sh` is given.  Returns 0 on allocation failure.
+static int ep_carve(const ep_blocking_t *bk, size_t esize, ep_dim_t mc,
+                    ep_dim_t kc, ep_dim_t nc, ep_thread_bufs_t *tb,
+                    ep_shared_t *sh)
+{
+    size_t nmp = (size_t)(mc / bk->mr + 1), nnp = (size_t)(nc / bk->nr + 1);
+    size_t a_bytes = EP_ALIGN((size_t)(mc + bk->mr) * kc * esize);
+    size_t m_bytes = EP_ALIGN((size_t)mc * 2 * sizeof(ep_inc_t)) +
+                     EP_ALIGN(nmp * 2 * sizeof(ep_inc_t));
+    size_t b_bytes = sh ? EP_ALIGN((size_t)(nc + bk->nr) * kc * esize) : 0;
+    size_t n_bytes = sh ? EP_ALIGN((size_t)nc * 2 * sizeof(ep_inc_t)) +
+                          EP_ALIGN(nnp * 2 * sizeof(ep_inc_t)) +
+                          EP_ALIGN((size_t)kc * 2 * sizeof(ep_inc_t)) : 0;
+    char *w = ep_workspace(a_bytes + m_bytes + b_bytes + n_bytes);
+    if (!w) return 0;
+    tb->apack = w;                      w += a_bytes;
+    tb->moff_a = (ep_inc_t *)w;         tb->moff_c = tb->moff_a + mc;
+    w += EP_ALIGN((size_t)mc * 2 * sizeof(ep_inc_t));
+    tb->mbs_a = (ep_inc_t *)w;          tb->mbs_c = tb->mbs_a + nmp;
+    w += EP_ALIGN(nmp * 2 * sizeof(ep_inc_t));
+    if (sh) {
+        sh->bpack = w;                  w += b_bytes;
+        sh->noff_b = (ep_inc_t *)w;     sh->noff_c = sh->noff_b + nc;
+        w += EP_ALIGN((size_t)nc * 2 * sizeof(ep_inc_t));
+        sh->nbs_b = (ep_inc_t *)w;      sh->nbs_c = sh->nbs_b + nnp;
+        w += EP_ALIGN(nnp * 2 * sizeof(ep_inc_t));
+        sh->koff_a = (ep_inc_t *)w;     sh->koff_b = sh->koff_a + kc;
+    }
+    return 1;
+}
+
+// ------------------------------------------------------------ the loops
+#define T float
+#define EP_PFX(x) ep_s##x
+#define UKR_FIELD sgemm
+#include "ep_gemm_template.h"
+#undef T
+#undef EP_PFX
+#undef UKR_FIELD
+
+#define T double
+#define EP_PFX(x) ep_d##x
+#define UKR_FIELD dgemm
+#include "ep_gemm_template.h"
+#undef T
+#undef EP_PFX
+#undef UKR_FIELD
+
+static ep_dim_t ep_group_size(const ep_group_t *g)
+{
+    ep_dim_t n = 1;
+    for (int i = 0; i < g->ndim; i++) n *= g->extent[i];
+    return n;
+}
+
+// One batch index: the GEMM on the matrices at offsets (oa, ob, oc).
+static void ep_gemm_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                       const ep_blocking_t *bk, ep_shared_t *sh,
+                       ep_thread_bufs_t *tb, ep_inc_t oa, ep_inc_t ob,
+                       ep_inc_t oc, int tid, int nt)
+{
+    if (d->dtype == EP_FLOAT32) {
+        float *c = (float *)d->c + oc;
+        if (sh->K == 0) { if (tid == 0) ep_sscale_c(d, sh, tb, c); return; }
+        ep_sgemm_one(d, u, bk, sh, tb, (const float *)d->a + oa,
+                     (const float *)d->b + ob, c, tid, nt);
+    } else {
+        double *c = (double *)d->c + oc;
+        if (sh->K == 0) { if (tid == 0) ep_dscale_c(d, sh, tb, c); return; }
+        ep_dgemm_one(d, u, bk, sh, tb, (const double *)d->a + oa,
+                     (const double *)d->b + ob, c, tid, nt);
+    }
+}
+
+// Offsets of batch index `bi` in A, B, C.
+static void ep_batch_offsets(const ep_group_t *g, ep_dim_t bi, ep_inc_t *oa,
+                             ep_inc_t *ob, ep_inc_t *oc)
+{
+    *oa = *ob = *oc = 0;
+    for (int x = g->ndim - 1; x >= 0; x--) {
+        ep_dim_t i = bi % g->extent[x];
+        bi /= g->extent[x];
+        *oa += i * g->stride[EP_BATCH_A][x];
+        *ob += i * g->stride[EP_BATCH_B][x];
+        *oc += i * g->stride[EP_BATCH_C][x];
+    }
+}
+
+ep_status_t ep_gemm(const ep_gemm_desc_t *d)
+{
+    const ep_ukr_set_t *u = ep_ukr_set();
+    ep_blocking_t bk = ep_blocking(d->dtype);
+    ep_dim_t M = ep_group_size(&d->m), N = ep_group_size(&d->n);
+    ep_dim_t K = ep_group_size(&d->k), NB = ep_group_size(&d->batch);
+    if (M == 0 || N == 0 || NB == 0) return EP_OK;
+    size_t esize = d->dtype == EP_FLOAT32 ? 4 : 8;
+
+    // Blocks no larger than the problem, and MC split evenly over the
+    // threads when m is what they share out.
+    int nt = d->nthreads > 0 ? d->nthreads : ep_get_num_threads();
+    double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
+    // Batches run one per thread when each GEMM is too small to split well.
+    int by_batch = NB >= nt && flops < 4e6;
+    ep_dim_t kc = K < bk.kc ? (K ? K : 1) : bk.kc;
+    if (K > bk.kc) {                       // even KC blocks: no thin last one
+        ep_dim_t nkb = (K + bk.kc - 1) / bk.kc;
+        kc = (K + nkb - 1) / nkb;
+    }
+    bk.kc = kc;
+    ep_dim_t nc = N < bk.nc ? N : bk.nc;
+    bk.nc = nc;
+    int nt_m = by_batch ? 1 : nt;
+    ep_dim_t nmblk = (M + bk.mc - 1) / bk.mc;
+    if (nt_m > 1 && nmblk < (ep_dim_t)nt_m * 4) {
+        ep_dim_t want = (M + nt_m - 1) / nt_m;   // one block per thread
+        if (nmblk > (ep_dim_t)nt_m) want = (M + nmblk - 1) / nmblk;
+        want = (want + bk.mr - 1) / bk.mr * bk.mr;
+        if (want < bk.mc) bk.mc = want;
+    }
+    if (M < bk.mc) bk.mc = (M + bk.mr - 1) / bk.mr * bk.mr;
+    if (bk.mc < EP_SCALE_BLOCK && K == 0) bk.mc = EP_SCALE_BLOCK;
+    if (nc < EP_SCALE_BLOCK && K == 0) bk.nc = nc = EP_SCALE_BLOCK;
+    if (NB == 1 || M * N * (K ? K : 1) < 32768) nt = by_batch ? nt : (flops < 2e5 ? 1 : nt);
+    if ((ep_dim_t)nt > NB && by_batch) nt = (int)NB;
+    if (nt < 1) nt = 1;
+
+    int failed = 0;
+    ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) if (nt > 1) shared(failed, sh_all)
+#endif
+    {
+        int tid = 0, ntr = 1;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        ntr = omp_get_num_threads();
+#endif
+        ep_thread_bufs_t tb;
+        if (by_batch || ntr == 1) {
+            // every thread runs whole GEMMs with its own shared part
+            ep_shared_t sh = sh_all;
+            if (!ep_carve(&bk, esize, bk.mc, kc, nc, &tb, &sh)) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                failed = 1;
+            } else {
+                for (ep_dim_t bi = tid; bi < NB; bi += ntr) {
+                    ep_inc_t oa, ob, oc;
+                    ep_batch_offsets(&d->batch, bi, &oa, &ob, &oc);
+                    ep_gemm_at(d, u, &bk, &sh, &tb, oa, ob, oc, 0, 1);
+                }
+            }
+        } else {
+            int ok = ep_carve(&bk, esize, bk.mc, kc, nc, &tb,
+                              tid == 0 ? &sh_all : NULL);
+            if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                failed = 1;
+            }
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+            int bad;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            bad = failed;
+            if (!bad) {
+                for (ep_dim_t bi = 0; bi < NB; bi++) {
+                    ep_inc_t oa, ob, oc;
+                    ep_batch_offsets(&d->batch, bi, &oa, &ob, &oc);
+                    ep_gemm_at(d, u, &bk, &sh_all, &tb, oa, ob, oc, tid, ntr);
+                    EP_BARRIER(ntr);
+                }
+            }
+        }
+    }
+    return failed ? EP_ERR_NOMEM : EP_OK;
+}

@@ -1,0 +1,117 @@
+// ep_gemm_template.h -- the five loops around the micro-kernel for one
+// element type; included by ep_gemm.c once per dtype with T, EP_PFX(x) and
+// UKR_FIELD (the kernel in ep_ukr_set_t).
+
+// One GEMM (one batch index), run by all `nt` threads of the enclosing
+// parallel region together; thread `tid` takes its share of each loop.
+// Each thread computes whole C tiles with the same k order whatever nt is,
+// so results are bitwise identical for any thread count.
+static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                             const ep_blocking_t *bk, ep_shared_t *sh,
+                             ep_thread_bufs_t *tb, const T *a, const T *b,
+                             T *c, int tid, int nt)
+{
+    const int MR = bk->mr, NR = bk->nr;
+    const ep_dim_t M = sh->M, N = sh->N, K = sh->K;
+    const T alpha = (T)d->alpha, beta = (T)d->beta;
+    T *bp = (T *)sh->bpack;
+    T *ap = (T *)tb->apack;
+    T ct[EP_MAX_MR * EP_MAX_NR] __attribute__((aligned(64)));
+
+    for (ep_dim_t jc = 0; jc < N; jc += bk->nc) {          // jc: NC of n (L3)
+        ep_dim_t nc = N - jc < bk->nc ? N - jc : bk->nc;
+        ep_dim_t npanel = (nc + NR - 1) / NR;
+        if (tid == 0) {
+            ep_scatter(&d->n, EP_N_B, jc, nc, sh->noff_b);
+            ep_scatter(&d->n, EP_N_C, jc, nc, sh->noff_c);
+            ep_block_strides(sh->noff_b, nc, NR, sh->nbs_b);
+            ep_block_strides(sh->noff_c, nc, NR, sh->nbs_c);
+        }
+        for (ep_dim_t pc = 0; pc < K; pc += bk->kc) {      // pc: KC of k
+            ep_dim_t kc = K - pc < bk->kc ? K - pc : bk->kc;
+            T beta_pc = pc == 0 ? beta : (T)1;             // later blocks add
+            if (tid == 0) {
+                ep_scatter(&d->k, EP_K_A, pc, kc, sh->koff_a);
+                ep_scatter(&d->k, EP_K_B, pc, kc, sh->koff_b);
+                sh->ks_a = ep_regular_stride(sh->koff_a, kc);
+                sh->ks_b = ep_regular_stride(sh->koff_b, kc);
+            }
+            EP_BARRIER(nt);
+            // pack the kc x nc panel of B, micro-panels shared out
+            EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b, sh->koff_b,
+                           sh->ks_b, npanel * tid / nt,
+                           npanel * (tid + 1) / nt, bp);
+            EP_BARRIER(nt);
+
+            // ic blocks to threads when there are enough; otherwise every
+            // thread packs each A block and takes a slice of the jr loop
+            ep_dim_t nmblk = (M + bk->mc - 1) / bk->mc;
+            int split_ic = nmblk >= nt;
+            ep_dim_t jr0 = split_ic ? 0 : npanel * tid / nt;
+            ep_dim_t jr1 = split_ic ? npanel : npanel * (tid + 1) / nt;
+            for (ep_dim_t ib = split_ic ? tid : 0; ib < nmblk;
+                 ib += split_ic ? nt : 1) {                // ic: MC of m (L2)
+                ep_dim_t ic = ib * bk->mc;
+                ep_dim_t mc = M - ic < bk->mc ? M - ic : bk->mc;
+                ep_dim_t mpanel = (mc + MR - 1) / MR;
+                ep_scatter(&d->m, EP_M_A, ic, mc, tb->moff_a);
+                ep_scatter(&d->m, EP_M_C, ic, mc, tb->moff_c);
+                ep_block_strides(tb->moff_a, mc, MR, tb->mbs_a);
+                ep_block_strides(tb->moff_c, mc, MR, tb->mbs_c);
+                EP_PFX(pack_a)(MR, mc, kc, a, tb->moff_a, tb->mbs_a,
+                               sh->koff_a, sh->ks_a, 0, mpanel, ap);
+
+                for (ep_dim_t jr = jr0; jr < jr1; jr++) {  // jr: NR of n
+                    ep_dim_t j0 = jr * NR;
+                    int nr = (int)(nc - j0 < NR ? nc - j0 : NR);
+                    ep_inc_t cs = sh->nbs_c[jr];
+                    const T *bpj = bp + jr * NR * kc;
+                    for (ep_dim_t ir = 0; ir < mpanel; ir++) {  // ir: MR of m
+                        ep_dim_t i0 = ir * MR;
+                        int mr = (int)(mc - i0 < MR ? mc - i0 : MR);
+                        ep_inc_t rs = tb->mbs_c[ir];
+                        const T *api = ap + ir * MR * kc;
+                        T *cij = c + tb->moff_c[i0] + sh->noff_c[j0];
+                        if (mr == MR && nr == NR && rs != EP_IRREGULAR &&
+                            cs != EP_IRREGULAR) {
+                            u->UKR_FIELD(kc, api, bpj, cij, rs, cs, alpha,
+                                         beta_pc);
+                            continue;
+                        }
+                        // edge or scattered tile: through a private tile
+                        u->UKR_FIELD(kc, api, bpj, ct, NR, 1, alpha, (T)0);
+                        for (int i = 0; i < mr; i++) {
+                            T *ci = c + tb->moff_c[i0 + i];
+                            for (int j = 0; j < nr; j++) {
+                                T *e = ci + sh->noff_c[j0 + j];
+                                *e = beta_pc == 0 ? ct[i * NR + j]
+                                                  : ct[i * NR + j] + beta_pc * *e;
+                            }
+                        }
+                    }
+                }
+            }
+            EP_BARRIER(nt);   // B panel and k offsets are reused next pc
+        }
+    }
+}
+
+// k == 0 (or an empty k group of extent 0): C = beta * C; beta == 0 writes 0.
+static void EP_PFX(scale_c)(const ep_gemm_desc_t *d, ep_shared_t *sh,
+                            ep_thread_bufs_t *tb, T *c)
+{
+    const T beta = (T)d->beta;
+    for (ep_dim_t ic = 0; ic < sh->M; ic += EP_SCALE_BLOCK) {
+        ep_dim_t mc = sh->M - ic < EP_SCALE_BLOCK ? sh->M - ic : EP_SCALE_BLOCK;
+        ep_scatter(&d->m, EP_M_C, ic, mc, tb->moff_c);
+        for (ep_dim_t jc = 0; jc < sh->N; jc += EP_SCALE_BLOCK) {
+            ep_dim_t nc = sh->N - jc < EP_SCALE_BLOCK ? sh->N - jc : EP_SCALE_BLOCK;
+            ep_scatter(&d->n, EP_N_C, jc, nc, sh->noff_c);
+            for (ep_dim_t i = 0; i < mc; i++)
+                for (ep_dim_t j = 0; j < nc; j++) {
+                    T *e = c + tb->moff_c[i] + sh->noff_c[j];
+                    *e = beta == 0 ? (T)0 : beta * *e;
+                }
+        }
+    }
+}

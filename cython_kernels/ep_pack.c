@@ -1,0 +1,69 @@
+// ep_pack.c -- scatter vectors, block strides, and packing of A and B
+// (ep_pack.h has the contract).
+#include "ep_pack.h"
+
+void ep_scatter(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
+                ep_inc_t *off)
+{
+    if (len <= 0) return;
+    int nd = g->ndim;
+    if (nd == 0) {                       // empty group: extent 1, offset 0
+        for (ep_dim_t t = 0; t < len; t++) off[t] = 0;
+        return;
+    }
+    // multi-index of `start` (last axis fastest) and its offset
+    ep_dim_t idx[EP_MAXDIM];
+    ep_inc_t base = 0;
+    ep_dim_t rest = start;
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = rest % g->extent[d];
+        rest /= g->extent[d];
+        base += idx[d] * g->stride[op][d];
+    }
+    const ep_dim_t inner_ext = g->extent[nd - 1];
+    const ep_inc_t inner_st = g->stride[op][nd - 1];
+    ep_dim_t t = 0;
+    while (t < len) {
+        // run along the innermost axis, then carry into the outer ones
+        ep_dim_t run = inner_ext - idx[nd - 1];
+        if (run > len - t) run = len - t;
+        for (ep_dim_t r = 0; r < run; r++) off[t + r] = base + r * inner_st;
+        t += run;
+        if (t >= len) break;
+        base += (run - 1) * inner_st;
+        idx[nd - 1] += run - 1;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < g->extent[d]) { base += g->stride[op][d]; break; }
+            base -= (g->extent[d] - 1) * g->stride[op][d];
+            idx[d] = 0;
+        }
+    }
+}
+
+ep_inc_t ep_regular_stride(const ep_inc_t *off, ep_dim_t len)
+{
+    if (len <= 1) return 1;
+    ep_inc_t s = off[1] - off[0];
+    for (ep_dim_t t = 2; t < len; t++)
+        if (off[t] - off[t - 1] != s) return EP_IRREGULAR;
+    return s;
+}
+
+void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
+                      ep_inc_t *bs)
+{
+    for (ep_dim_t i0 = 0, ib = 0; i0 < len; i0 += width, ib++)
+        bs[ib] = ep_regular_stride(off + i0, len - i0 < width ? len - i0 : width);
+}
+
+#define T float
+#define EP_PFX(x) ep_s##x
+#include "ep_pack_template.h"
+#undef T
+#undef EP_PFX
+
+#define T double
+#define EP_PFX(x) ep_d##x
+#include "ep_pack_template.h"
+#undef T
+#undef EP_PFX

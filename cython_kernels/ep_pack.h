@@ -1,0 +1,50 @@
+// ep_pack.h -- scatter vectors and packing (ep_pack.c).
+//
+// A block of a role group is described by its scatter vector: the element
+// offset of each of its indices in one operand.  Per micro-panel (MR or NR
+// indices) a block stride says whether those offsets are regular: then
+// packing reads with one stride; otherwise it gathers (TBLIS's
+// block-scatter layout).  Nothing is ever copied outside the packed buffers.
+#ifndef EP_PACK_H
+#define EP_PACK_H
+
+#include "ep_api.h"
+
+// The block stride of an irregular micro-panel.
+#define EP_IRREGULAR INT64_MIN
+
+// off[t] = offset of linear index start + t of group g in operand op,
+// for 0 <= t < len (the last axis of the group varies fastest).
+void ep_scatter(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
+                ep_inc_t *off);
+
+// For each micro-panel of `width` indices in off[0:len): its single stride,
+// or EP_IRREGULAR.  A panel of one index is regular with stride 1.
+void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
+                      ep_inc_t *bs);
+
+// Single stride of the whole of off[0:len), or EP_IRREGULAR.
+ep_inc_t ep_regular_stride(const ep_inc_t *off, ep_dim_t len);
+
+// Pack micro-panels [p0, p1) of an mc x kc block of A into MR-wide
+// micro-panels (column p of panel ip at ap + ip*MR*kc + p*MR).
+void ep_spack_a(int MR, ep_dim_t mc, ep_dim_t kc, const float *a,
+                const ep_inc_t *moff, const ep_inc_t *mbs,
+                const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0, ep_dim_t p1,
+                float *ap);
+void ep_dpack_a(int MR, ep_dim_t mc, ep_dim_t kc, const double *a,
+                const ep_inc_t *moff, const ep_inc_t *mbs,
+                const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0, ep_dim_t p1,
+                double *ap);
+// Pack micro-panels [p0, p1) of a kc x nc panel of B into NR-wide
+// micro-panels (row p of panel jp at bp + jp*NR*kc + p*NR).
+void ep_spack_b(int NR, ep_dim_t nc, ep_dim_t kc, const float *b,
+                const ep_inc_t *noff, const ep_inc_t *nbs,
+                const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0, ep_dim_t p1,
+                float *bp);
+void ep_dpack_b(int NR, ep_dim_t nc, ep_dim_t kc, const double *b,
+                const ep_inc_t *noff, const ep_inc_t *nbs,
+                const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0, ep_dim_t p1,
+                double *bp);
+
+#endif

@@ -1,0 +1,78 @@
+// ep_pack_template.h -- packing of A and B for one element type; included by
+// ep_pack.c once per dtype with T (element type) and EP_PFX(x) (name prefix).
+
+// "abcd,dbef->aecf": rows of A (m = a,c) and columns (k = d,b) may both be
+// multi-axis; each micro-panel reads with one stride when it can.
+void EP_PFX(pack_a)(int MR, ep_dim_t mc, ep_dim_t kc, const T *a,
+                    const ep_inc_t *moff, const ep_inc_t *mbs,
+                    const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0,
+                    ep_dim_t p1, T *ap)
+{
+    for (ep_dim_t ip = p0; ip < p1; ip++) {
+        ep_dim_t i0 = ip * MR;
+        int mr = (int)(mc - i0 < MR ? mc - i0 : MR);
+        const ep_inc_t *mo = moff + i0;
+        ep_inc_t rs = mbs[ip];
+        T *dst = ap + ip * MR * kc;
+        if (rs == 1 && mr == MR) {
+            // m contiguous (e.g. column-major A): MR values per k, one run
+            for (ep_dim_t p = 0; p < kc; p++) {
+                const T *src = a + koff[p] + mo[0];
+                for (int i = 0; i < MR; i++) dst[p * MR + i] = src[i];
+            }
+            continue;
+        }
+        if (ks != EP_IRREGULAR) {
+            // k regular (e.g. row-major A, ks == 1): walk each row along k
+            for (int i = 0; i < mr; i++) {
+                const T *src = a + mo[i] + koff[0];
+                for (ep_dim_t p = 0; p < kc; p++) dst[p * MR + i] = src[p * ks];
+            }
+        } else {
+            for (ep_dim_t p = 0; p < kc; p++) {
+                const T *src = a + koff[p];
+                for (int i = 0; i < mr; i++) dst[p * MR + i] = src[mo[i]];
+            }
+        }
+        // fringe: zero-pad inside the packed buffer only
+        if (mr < MR)
+            for (ep_dim_t p = 0; p < kc; p++)
+                for (int i = mr; i < MR; i++) dst[p * MR + i] = 0;
+    }
+}
+
+void EP_PFX(pack_b)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
+                    const ep_inc_t *noff, const ep_inc_t *nbs,
+                    const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0,
+                    ep_dim_t p1, T *bp)
+{
+    for (ep_dim_t jp = p0; jp < p1; jp++) {
+        ep_dim_t j0 = jp * NR;
+        int nr = (int)(nc - j0 < NR ? nc - j0 : NR);
+        const ep_inc_t *no = noff + j0;
+        ep_inc_t cs = nbs[jp];
+        T *dst = bp + jp * NR * kc;
+        if (cs == 1) {
+            // n contiguous (row-major B): nr values per k, one run
+            for (ep_dim_t p = 0; p < kc; p++) {
+                const T *src = b + koff[p] + no[0];
+                for (int j = 0; j < nr; j++) dst[p * NR + j] = src[j];
+                for (int j = nr; j < NR; j++) dst[p * NR + j] = 0;
+            }
+        } else if (cs != EP_IRREGULAR && ks == 1) {
+            // k contiguous (column-major B): walk each column along k
+            for (int j = 0; j < nr; j++) {
+                const T *src = b + no[j] + koff[0];
+                for (ep_dim_t p = 0; p < kc; p++) dst[p * NR + j] = src[p];
+            }
+            for (ep_dim_t p = 0; p < kc; p++)
+                for (int j = nr; j < NR; j++) dst[p * NR + j] = 0;
+        } else {
+            for (ep_dim_t p = 0; p < kc; p++) {
+                const T *src = b + koff[p];
+                for (int j = 0; j < nr; j++) dst[p * NR + j] = src[no[j]];
+                for (int j = nr; j < NR; j++) dst[p * NR + j] = 0;
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+// ep_ukr.h -- THE micro-kernel contract (cf. BLIS docs/KernelsHowTo.md).
+//
+//   void ukr(k, a, b, c, rs_c, cs_c, alpha, beta)
+//
+//   c(i, j) = alpha * sum_p a[p*MR + i] * b[p*NR + j] + beta * c(i, j)
+//   for 0 <= i < MR, 0 <= j < NR, where c(i, j) = c[i*rs_c + j*cs_c].
+//
+// - a: packed micro-panel of A, k columns of MR values (column p at a + p*MR),
+//   b: packed micro-panel of B, k rows of NR values (row p at b + p*NR); both
+//   64-byte aligned, fringes already zero-padded by the packing routines.
+// - The kernel always computes a FULL MR x NR tile.  Edge tiles (m < MR or
+//   n < NR) and tiles whose C offsets are not regular are handled by the
+//   caller, which passes a private row-major tile and copies it out.
+// - beta == 0 never reads C: C may hold NaN or garbage.
+// - k may be 0 (then c = beta * c, or 0 when beta == 0).
+// - The vectors run along n (j): the kernel is fastest with cs_c == 1, so the
+//   planner orients each step to put C's unit stride in the n group.
+#ifndef EP_UKR_H
+#define EP_UKR_H
+
+#include "../ep_types.h"
+
+typedef void (*ep_sgemm_ukr_fn)(ep_dim_t k, const float *a, const float *b,
+                                float *c, ep_inc_t rs_c, ep_inc_t cs_c,
+                                float alpha, float beta);
+typedef void (*ep_dgemm_ukr_fn)(ep_dim_t k, const double *a, const double *b,
+                                double *c, ep_inc_t rs_c, ep_inc_t cs_c,
+                                double alpha, double beta);
+
+typedef enum { EP_ISA_GENERIC = 0, EP_ISA_AVX2 = 1, EP_ISA_AVX512 = 2,
+               EP_ISA_COUNT = 3 } ep_isa_t;
+
+// One entry per ISA: the tile shapes and kernels for both dtypes.
+typedef struct {
+    ep_isa_t isa;
+    const char *name;
+    int s_mr, s_nr;          // float32 tile
+    int d_mr, d_nr;          // float64 tile
+    ep_sgemm_ukr_fn sgemm;
+    ep_dgemm_ukr_fn dgemm;
+} ep_ukr_set_t;
+
+// Largest tile any kernel uses, for the stack tile of edge cases.
+#define EP_MAX_MR 16
+#define EP_MAX_NR 64
+
+extern const ep_ukr_set_t ep_ukr_set_generic;
+extern const ep_ukr_set_t ep_ukr_set_avx2;
+extern const ep_ukr_set_t ep_ukr_set_avx512;
+
+#endif

@@ -1,0 +1,21 @@
+// float64 AVX2+FMA micro-kernel, tile 6 x 8 (2 ymm per row of C): 12
+// accumulators + 2 rows of B + 1 broadcast of the 16 ymm registers (the
+// BLIS haswell/zen3 shape).
+#pragma GCC target("avx2,fma")
+#include <immintrin.h>
+#include "ep_ukr.h"
+
+#define UKR_NAME ep_dgemm_ukr_avx2_6x8
+#define UKR_T double
+#define UKR_MR 6
+#define UKR_NV 2
+#define VEC __m256d
+#define VL 4
+#define V_ZERO() _mm256_setzero_pd()
+#define V_SET1(x) _mm256_set1_pd(x)
+#define V_LOAD(p) _mm256_load_pd(p)
+#define V_LOADU(p) _mm256_loadu_pd(p)
+#define V_STOREU(p, v) _mm256_storeu_pd(p, v)
+#define V_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define V_MUL(a, b) _mm256_mul_pd(a, b)
+#include "ep_ukr_template.h"

@@ -1,0 +1,20 @@
+// float32 AVX2+FMA micro-kernel, tile 6 x 16 (2 ymm per row of C), the
+// BLIS haswell/zen3 shape.
+#pragma GCC target("avx2,fma")
+#include <immintrin.h>
+#include "ep_ukr.h"
+
+#define UKR_NAME ep_sgemm_ukr_avx2_6x16
+#define UKR_T float
+#define UKR_MR 6
+#define UKR_NV 2
+#define VEC __m256
+#define VL 8
+#define V_ZERO() _mm256_setzero_ps()
+#define V_SET1(x) _mm256_set1_ps(x)
+#define V_LOAD(p) _mm256_load_ps(p)
+#define V_LOADU(p) _mm256_loadu_ps(p)
+#define V_STOREU(p, v) _mm256_storeu_ps(p, v)
+#define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V_MUL(a, b) _mm256_mul_ps(a, b)
+#include "ep_ukr_template.h"

@@ -1,0 +1,23 @@
+// float64 AVX-512F micro-kernel, tile 8 x 24 (3 zmm per row of C).
+// Zen 4 runs a zmm FMA as two 256-bit halves: 24 FMAs per k step cover the
+// 4-cycle FMA latency with room to spare; 3 loads + 8 broadcasts per step
+// fit the two load ports.  The tile shape was chosen by measurement
+// (bench/ukr in the closing note of issue 2, AMD EPYC Zen 4, 2026-11-21).
+#pragma GCC target("avx512f,fma")
+#include <immintrin.h>
+#include "ep_ukr.h"
+
+#define UKR_NAME ep_dgemm_ukr_avx512_8x24
+#define UKR_T double
+#define UKR_MR 8
+#define UKR_NV 3
+#define VEC __m512d
+#define VL 8
+#define V_ZERO() _mm512_setzero_pd()
+#define V_SET1(x) _mm512_set1_pd(x)
+#define V_LOAD(p) _mm512_load_pd(p)
+#define V_LOADU(p) _mm512_loadu_pd(p)
+#define V_STOREU(p, v) _mm512_storeu_pd(p, v)
+#define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define V_MUL(a, b) _mm512_mul_pd(a, b)
+#include "ep_ukr_template.h"

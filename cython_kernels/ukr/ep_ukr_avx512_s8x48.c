@@ -1,0 +1,20 @@
+// float32 AVX-512F micro-kernel, tile 8 x 48 (3 zmm per row of C).
+// Same register map as the f64 8x24 kernel with 16 lanes per zmm.
+#pragma GCC target("avx512f,fma")
+#include <immintrin.h>
+#include "ep_ukr.h"
+
+#define UKR_NAME ep_sgemm_ukr_avx512_8x48
+#define UKR_T float
+#define UKR_MR 8
+#define UKR_NV 3
+#define VEC __m512
+#define VL 16
+#define V_ZERO() _mm512_setzero_ps()
+#define V_SET1(x) _mm512_set1_ps(x)
+#define V_LOAD(p) _mm512_load_ps(p)
+#define V_LOADU(p) _mm512_loadu_ps(p)
+#define V_STOREU(p, v) _mm512_storeu_ps(p, v)
+#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_MUL(a, b) _mm512_mul_ps(a, b)
+#include "ep_ukr_template.h"

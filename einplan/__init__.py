@@ -1,0 +1,23 @@
+"""einplan: tensor contractions planned, then run on packed kernels.
+
+    einsum(subscripts, *operands) / matmul / dot / tensordot / inner / outer / vdot
+        |  frontends.py   matmul & co. -> einsum spec
+        v
+    spec.py        1. parse + validate -> Spec (ellipsis expanded, sizes)
+    operands.py       shapes, element strides, dtypes -> the plan-cache key
+    path.py        2a. >2 operands: pairwise order (opt_einsum's path finders)
+    roles.py       2b-c. diagonal views, pre-sums, batch / m / n / k per step
+    layout.py      2d. merge axes contiguous in every operand holding them
+    planner.py     2e-f. orientation (A rows / B columns), kernel kind -> Plan
+    plan.py           the Plan: frozen dataclasses, the very object that runs
+    execute.py     3. run a Plan: views in, output written in place
+    _native.py        the only importer of the compiled einplan._kernels
+        |
+        v
+    cython_kernels/   pack A / pack B from strided layout, BLIS five loops,
+                      SIMD micro-kernels chosen at run time (AVX-512, AVX2, C)
+"""
+from ._native import get_num_threads, set_num_threads, isa  # noqa: F401
+from .config import show_config  # noqa: F401
+
+__version__ = "0.1.0"

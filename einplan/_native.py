@@ -1,0 +1,113 @@
+"""The one place that imports the compiled module ``einplan._kernels``.
+
+Everything that touches memory through C goes through the functions here, so
+the rest of the package sees plain Python signatures and one error if the
+extension was not built.
+
+The kernel contract (``gemm``)
+------------------------------
+``gemm(A, B, C, m, n, k, batch, alpha=1.0, beta=0.0)`` computes, for every
+batch index,
+
+    C[m, n] = alpha * sum_k A[m, k] * B[k, n] + beta * C[m, n]
+
+where each of ``m, n, k, batch`` is a *group*: a tuple of axes, outer to inner,
+each axis a tuple of its extent and its stride (in elements, relative to that
+array's data pointer) in every operand holding it:
+
+    m     : ((extent, stride_a, stride_c), ...)
+    n     : ((extent, stride_b, stride_c), ...)
+    k     : ((extent, stride_a, stride_b), ...)
+    batch : ((extent, stride_a, stride_b, stride_c), ...)
+
+An empty group means extent 1.  Strides may be any integers (negative, zero
+for broadcast, gaps).  ``A, B, C`` are ndarrays of one dtype (float32 or
+float64; C writeable); only their data pointer and the memory their own
+shape/strides can reach are used, and every offset the groups can form is
+checked to lie inside that memory (ValueError otherwise).  ``beta == 0``
+never reads C, so C may hold garbage or NaN.  The micro-kernel's vectors run
+along n: a caller that wants speed orients the step so C's unit stride is in
+the n group (DESIGN.md step 2e).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    from . import _kernels
+except ImportError as exc:  # pragma: no cover - only without a build
+    _kernels = None
+    _IMPORT_ERROR = exc
+else:
+    _IMPORT_ERROR = None
+
+
+def _require():
+    if _kernels is None:
+        raise ImportError(
+            "einplan's compiled kernels (einplan._kernels) are not built; "
+            "install with `pip install .` from the source tree"
+        ) from _IMPORT_ERROR
+    return _kernels
+
+
+def gemm(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
+    """Run the packed GEMM over groups of axes (see the module docstring)."""
+    return _require().gemm(A, B, C, tuple(m), tuple(n), tuple(k), tuple(batch),
+                           float(alpha), float(beta))
+
+
+def gemm_reference(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
+    """The same contract in plain numpy (test oracle): strided views, no C code."""
+    def view(arr, axes):
+        item = arr.itemsize
+        shape = [e for e, _ in axes]
+        strides = [s * item for _, s in axes]
+        return np.lib.stride_tricks.as_strided(arr, shape=shape, strides=strides,
+                                               writeable=arr is C)
+
+    nb, nm, nn, nk = len(batch), len(m), len(n), len(k)
+    a = view(A, [(e, sa) for e, sa, _, _ in batch] + [(e, sa) for e, sa, _ in m]
+             + [(e, sa) for e, sa, _ in k])
+    b = view(B, [(e, sb) for e, _, sb, _ in batch] + [(e, sb) for e, sb, _ in k]
+             + [(e, sb) for e, sb, _ in n])
+    c = view(C, [(e, sc) for e, _, _, sc in batch] + [(e, sc) for e, _, sc in m]
+             + [(e, sc) for e, _, sc in n])
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    bl = "".join(next(letters) for _ in range(nb))
+    ml = "".join(next(letters) for _ in range(nm))
+    nl = "".join(next(letters) for _ in range(nn))
+    kl = "".join(next(letters) for _ in range(nk))
+    prod = np.einsum(f"{bl}{ml}{kl},{bl}{kl}{nl}->{bl}{ml}{nl}", a, b)
+    if beta == 0:
+        c[...] = alpha * prod
+    else:
+        c[...] = alpha * prod + beta * c
+    return C
+
+
+def isa():
+    """Name of the micro-kernel set in use ("avx512", "avx2" or "generic")."""
+    return _require().isa()
+
+
+def available_isas():
+    return _require().available_isas()
+
+
+def kernel_config():
+    """dict: isa, available ISAs, MR/NR per dtype, MC/KC/NC per dtype, caches, threads, build."""
+    return _require().config()
+
+
+def set_isa(name):
+    """Use another kernel set this CPU supports (tests; like EINPLAN_ISA)."""
+    _require().set_isa(name)
+
+
+def set_num_threads(n):
+    _require().set_num_threads(int(n))
+
+
+def get_num_threads():
+    return _require().get_num_threads()

@@ -1,0 +1,68 @@
+"""Build einplan's one compiled module, einplan._kernels, from cython_kernels/.
+
+    pip install .                   # OpenMP threads when the compiler has them
+    EINPLAN_NO_OPENMP=1 pip install .   # single-threaded build
+
+ISA-specific code is never compiled with -march=native: each micro-kernel file
+under cython_kernels/ukr/ carries its own `#pragma GCC target(...)`, and the
+kernel set is chosen at run time by CPU feature bits (ep_dispatch.c).
+"""
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+KERNEL_DIR = "cython_kernels"
+# One table of C sources: the framework (ISA-free) and one file per ISA x dtype.
+C_SOURCES = [
+    "ep_dispatch.c", "ep_gemm.c", "ep_pack.c", "ep_threads.c",
+    "ukr/ep_ukr_ref.c",
+    "ukr/ep_ukr_avx2_d6x8.c", "ukr/ep_ukr_avx2_s6x16.c",
+    "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c",
+]
+BASE_CFLAGS = ["-O3", "-std=c11", "-fno-strict-aliasing", "-Wno-unused-function"]
+
+
+def openmp_flags():
+    """-fopenmp if a test program compiles and links with it, else [] (with a
+    clear message).  EINPLAN_NO_OPENMP=1 opts out."""
+    if os.environ.get("EINPLAN_NO_OPENMP", "0") not in ("", "0"):
+        print("einplan: EINPLAN_NO_OPENMP set: building single-threaded", file=sys.stderr)
+        return []
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    src = "#include <omp.h>\nint main(void){int n=0;\n#pragma omp parallel\n{n=omp_get_num_threads();}\nreturn n<1;}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "probe.c")
+        with open(path, "w") as f:
+            f.write(src)
+        cmd = cc.split() + ["-fopenmp", path, "-o", os.path.join(tmp, "probe")]
+        ok = subprocess.run(cmd, capture_output=True).returncode == 0
+    if not ok:
+        print("einplan: WARNING: the C compiler cannot build OpenMP code "
+              f"({' '.join(cmd)} failed); building single-threaded. Install "
+              "libgomp/libomp or set EINPLAN_NO_OPENMP=1 to silence this.", file=sys.stderr)
+        return []
+    return ["-fopenmp"]
+
+
+OMP = openmp_flags()
+extensions = [
+    Extension(
+        "einplan._kernels",
+        sources=[f"{KERNEL_DIR}/_kernels.pyx"] + [f"{KERNEL_DIR}/{s}" for s in C_SOURCES],
+        include_dirs=[KERNEL_DIR, numpy.get_include()],
+        extra_compile_args=BASE_CFLAGS + OMP,
+        extra_link_args=OMP,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+    )
+]
+
+setup(
+    ext_modules=cythonize(extensions, compiler_directives={"language_level": 3},
+                          include_path=[KERNEL_DIR]),
+)
