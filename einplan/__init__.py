@@ -17,7 +17,12 @@
     cython_kernels/   pack A / pack B from strided layout, BLIS five loops,
                       SIMD micro-kernels chosen at run time (AVX-512, AVX2, C)
 """
-from ._native import get_num_threads, set_num_threads, isa  # noqa: F401
-from .config import show_config  # noqa: F401
+from ._native import get_num_threads, isa, set_num_threads
+from .api import einsum
+from .config import show_config
+from .frontends import dot, inner, matmul, outer, tensordot, vdot
 
 __version__ = "0.1.0"
+
+__all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
+           "isa", "show_config", "set_num_threads", "get_num_threads"]

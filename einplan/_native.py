@@ -69,7 +69,7 @@ def gemm_reference(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
     nb, nm, nn, nk = len(batch), len(m), len(n), len(k)
     a = view(A, [(e, sa) for e, sa, _, _ in batch] + [(e, sa) for e, sa, _ in m]
              + [(e, sa) for e, sa, _ in k])
-    b = view(B, [(e, sb) for e, _, sb, _ in batch] + [(e, sb) for e, sb, _ in k]
+    b = view(B, [(e, sb) for e, _, sb, _ in batch] + [(e, sb) for e, _, sb in k]
              + [(e, sb) for e, sb, _ in n])
     c = view(C, [(e, sc) for e, _, _, sc in batch] + [(e, sc) for e, _, sc in m]
              + [(e, sc) for e, _, sc in n])

@@ -15,6 +15,10 @@
 // keeps acc[][] in registers (checked with objdump: no spills in the k loop).
 
 #define UKR_NR (UKR_NV * VL)
+// Prefetch distance into the packed A micro-panel, in k steps.
+#ifndef EP_UKR_PREFETCH_A
+#define EP_UKR_PREFETCH_A 8
+#endif
 
 void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
               UKR_T *restrict c, ep_inc_t rs_c, ep_inc_t cs_c,
@@ -27,8 +31,16 @@ void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
         for (int v = 0; v < UKR_NV; v++)
             acc[i][v] = V_ZERO();
 
+    // the C tile is needed after the k loop: fetch it meanwhile
+#pragma GCC unroll 16
+    for (int i = 0; i < UKR_MR; i++) {
+        __builtin_prefetch(c + i * rs_c, 1, 3);
+        __builtin_prefetch(c + i * rs_c + (UKR_NR - 1) * cs_c, 1, 3);
+    }
+
     for (ep_dim_t p = 0; p < k; p++) {
         VEC bv[UKR_NV];
+        __builtin_prefetch(a + EP_UKR_PREFETCH_A * UKR_MR, 0, 3);
 #pragma GCC unroll 4
         for (int v = 0; v < UKR_NV; v++)
             bv[v] = V_LOAD(b + v * VL);               // b(p, :) -- one row of B

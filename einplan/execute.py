@@ -1,0 +1,170 @@
+"""Step 3 of the data flow in DESIGN.md: run a Plan on arrays.
+
+``run_plan(plan, operands, out)`` walks the plan's steps over a list of slots
+(slot i = operand i; later slots = intermediates):
+
+  * every buffer (output, intermediates) comes from ``np.empty`` in the
+    planned memory order: nothing that is fully overwritten is cleared first;
+  * ``GemmStep`` calls ``_native.gemm`` with the ORIGINAL arrays and the
+    plan's element strides: diagonals and broadcasts are just strides, no view
+    or copy is made; complex steps pass ``.real`` / ``.imag`` float views;
+  * ``out=`` is written in place through its own strides (it is C); only when
+    it overlaps an operand, or its dtype differs from the compute dtype, is
+    the result computed into a temporary and copied.
+
+The only memory-touching numpy calls are the plan's REDUCE / COPY steps
+(``np.sum`` / ``np.copyto`` on strided views) and recorded cast copies.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import _native
+from .plan import OUT, CastStep, GemmStep, ReduceStep
+
+
+def _gemm():
+    # looked up per call so tests (and a missing build) can swap in
+    # _native.gemm_reference
+    return _native.gemm
+
+
+def allocate(buffer, dtype) -> np.ndarray:
+    """np.empty in ``buffer.order`` (outermost first), viewed in ``buffer.shape`` order."""
+    order = buffer.order
+    base = np.empty(tuple(buffer.shape[i] for i in order), dtype=dtype)
+    inv = [0] * len(order)
+    for pos, ax in enumerate(order):
+        inv[ax] = pos
+    return base.transpose(inv)
+
+
+def _view(arr, shape, strides):
+    item = arr.itemsize
+    return as_strided(arr, shape=shape, strides=tuple(s * item for s in strides),
+                      writeable=False)
+
+
+def _dropped_view(arr, labels, sizes_one):
+    """``arr`` without its size-1 axes (they carry no data): for np.sum(out=)."""
+    if not sizes_one:
+        return arr
+    return arr[tuple(0 if one else slice(None) for one in sizes_one)]
+
+
+def _strided_like(out):
+    """A fresh array with exactly ``out``'s element strides (for overlap temps)."""
+    item = out.itemsize
+    st = [s // item for s in out.strides]
+    lo = sum((e - 1) * s for e, s in zip(out.shape, st) if s < 0)
+    hi = sum((e - 1) * s for e, s in zip(out.shape, st) if s > 0)
+    base = np.empty(hi - lo + 1, dtype=out.dtype)
+    return as_strided(base[-lo:], shape=out.shape, strides=out.strides)
+
+
+def run_plan(plan, operands, out=None):
+    """Execute ``plan`` on ``operands`` (ndarrays matching the planned layouts)."""
+    if plan.fallback is not None:
+        opts = dict(zip(("dtype", "order", "casting", "optimize"), plan.options))
+        opt = opts["optimize"]
+        if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
+            opt = list(opt)
+        return np.einsum(plan.fallback_subscripts, *operands, out=out, dtype=opts["dtype"],
+                         order=opts["order"], casting=opts["casting"], optimize=opt)
+
+    dtype = np.dtype(plan.dtype)
+    target = out
+    if out is not None and (plan.out_cast or _overlaps(out, operands)):
+        target = allocate(plan.out_buffer, dtype) if plan.out_cast else _strided_like(out)
+    elif out is None and plan.out_buffer is not None and not _is_view_plan(plan):
+        target = allocate(plan.out_buffer, dtype)
+
+    slots = list(operands) + [None] * (plan.n_slots - len(operands))
+    for step in plan.steps:
+        if isinstance(step, GemmStep):
+            _run_gemm(step, slots, target, dtype)
+        elif isinstance(step, ReduceStep):
+            res = _run_reduce(step, slots, target, dtype)
+            if step.as_view:
+                return res
+        elif isinstance(step, CastStep):
+            slots[step.slot] = slots[step.slot].astype(step.dtype)
+        else:  # pragma: no cover
+            raise TypeError(f"unknown step {step!r}")
+
+    if out is not None:
+        if target is not out:
+            np.copyto(out, target, casting="unsafe")
+        return out
+    if plan.scalar_result:
+        return target[()]
+    return target
+
+
+def _is_view_plan(plan):
+    return len(plan.steps) == 1 and isinstance(plan.steps[0], ReduceStep) and plan.steps[0].as_view
+
+
+def _overlaps(out, operands):
+    return any(np.may_share_memory(out, op) for op in operands)
+
+
+def _run_reduce(step, slots, target, dtype):
+    src = slots[step.src]
+    if step.as_view:
+        # ii->i / ij->ji: a writeable view of the operand, as numpy returns
+        sizes = dict(zip(step.src_labels, step.src_shape))
+        st = dict(zip(step.src_labels, step.src_strides))
+        shape = tuple(sizes.get(c, 1) for c in step.dst_labels)
+        item = src.itemsize
+        return as_strided(src, shape=shape,
+                          strides=tuple(st.get(c, 0) * item for c in step.dst_labels))
+    view = _view(src, step.src_shape, step.src_strides)
+    if step.dst == OUT:
+        dst = target
+        one = [d == 1 for d in dst.shape]
+        if any(one) and len(step.dst_labels) == dst.ndim:
+            # size-1 output axes are not in the source view
+            kept = set(step.src_labels)
+            one = [d == 1 and c not in kept for d, c in zip(dst.shape, step.dst_labels)]
+            dst = _dropped_view(dst, step.dst_labels, one)
+    else:
+        dst = allocate(step.buffer, step.cast_to or src.dtype)
+        slots[step.dst] = dst
+    if step.sum_axes:
+        np.sum(view, axis=step.sum_axes, out=dst, dtype=dst.dtype)
+    else:
+        np.copyto(dst, view, casting="unsafe")
+    return dst
+
+
+def _run_gemm(step, slots, target, dtype):
+    gemm = _gemm()
+    A, B = slots[step.a], slots[step.b]
+    if step.c == OUT:
+        C = target
+    else:
+        C = allocate(step.c_buffer, dtype)
+        slots[step.c] = C
+    m, n, k, batch = step.groups()
+    mode = step.complex_mode
+    if not mode:
+        gemm(A, B, C, m, n, k, batch, 1.0, 0.0)
+        return
+    Cr, Ci = C.real, C.imag
+    if mode == "cc":
+        Ar, Ai, Br, Bi = A.real, A.imag, B.real, B.imag
+        gemm(Ar, Br, Cr, m, n, k, batch, 1.0, 0.0)   # Cr  = Ar Br
+        gemm(Ai, Bi, Cr, m, n, k, batch, -1.0, 1.0)  # Cr -= Ai Bi
+        gemm(Ar, Bi, Ci, m, n, k, batch, 1.0, 0.0)   # Ci  = Ar Bi
+        gemm(Ai, Br, Ci, m, n, k, batch, 1.0, 1.0)   # Ci += Ai Br
+    elif mode == "cr":
+        gemm(A.real, B, Cr, m, n, k, batch, 1.0, 0.0)
+        gemm(A.imag, B, Ci, m, n, k, batch, 1.0, 0.0)
+    elif mode == "rc":
+        gemm(A, B.real, Cr, m, n, k, batch, 1.0, 0.0)
+        gemm(A, B.imag, Ci, m, n, k, batch, 1.0, 0.0)
+    else:  # "rr": both real in a complex computation
+        gemm(A, B, Cr, m, n, k, batch, 1.0, 0.0)
+        Ci[...] = 0

@@ -1,0 +1,280 @@
+"""Step 0 of the data flow in DESIGN.md: matmul & co. written as einsum specs.
+
+Each ``*_spec`` function is pure: it converts its operands with
+``np.asanyarray``, checks them the way numpy's function does (same exception
+class, a message naming the shapes), and returns ``(subscripts, operands)`` such
+that ``numpy.einsum(subscripts, *operands)`` equals the numpy function's result
+in shape, dtype and values:
+
+    matmul_spec(a, b)            "...ik,...kj->...ij" (1-d operands promoted/removed)
+    dot_spec(a, b)               "...k,lkm->...lm"   (last axis of a, second-to-last of b)
+    tensordot_spec(a, b, axes)   letters for every axis, contracted pairs shared
+    inner_spec(a, b)             "...k,lk->...l"     (last axes of both)
+    outer_spec(a, b)             "i,j->ij" on the raveled operands
+    vdot_spec(a, b)              "i,i->" on the raveled operands, a conjugated
+
+Why ellipses: matmul's batch axes broadcast (size 1 against N) exactly like
+einsum's ellipsis dims do, and for dot/inner an ellipsis for a's free axes
+keeps any number of them within einsum's 52-letter alphabet.
+
+The public wrappers at the end (``matmul``, ``dot``, ...) run the spec through
+``einplan.einsum`` and add what einsum does not know: the ufunc casting rule of
+matmul/outer, dot's strict ``out`` check, tensordot's 0-d array result.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+__all__ = [
+    "matmul_spec", "dot_spec", "tensordot_spec", "inner_spec", "outer_spec", "vdot_spec",
+    "matmul", "dot", "tensordot", "inner", "outer", "vdot",
+]
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_MATMUL_SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
+
+
+def _letters(start: int, count: int) -> str:
+    if start + count > len(_LETTERS):
+        raise ValueError(
+            f"the operands need {start + count} distinct einsum subscripts; "
+            f"einsum has only {len(_LETTERS)} letters")
+    return _LETTERS[start:start + count]
+
+
+def _not_aligned(a, b, axis_a: int, axis_b: int) -> ValueError:
+    """numpy.dot's wording for a contracted axis whose extents differ."""
+    shape_a = ",".join(map(str, a.shape))
+    shape_b = ",".join(map(str, b.shape))
+    return ValueError(
+        f"shapes ({shape_a}) and ({shape_b}) not aligned: "
+        f"{a.shape[axis_a]} (dim {axis_a}) != {b.shape[axis_b]} (dim {axis_b})")
+
+
+def matmul_spec(a, b) -> tuple[str, tuple]:
+    """numpy.matmul as an einsum spec.
+
+    "...ik,...kj->...ij"; a 1-d a is a row (its axis is k and no i appears in
+    the output), a 1-d b is a column (no j). Batch axes broadcast through the
+    ellipsis; k must match exactly (einsum alone would broadcast k of size 1).
+    """
+    a, b = np.asanyarray(a), np.asanyarray(b)
+    for iop, op in enumerate((a, b)):
+        if op.ndim == 0:
+            raise ValueError(
+                f"matmul: Input operand {iop} does not have enough dimensions "
+                f"(has 0, gufunc core with signature {_MATMUL_SIGNATURE} requires 1)")
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k_a != k_b:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
+            f"with gufunc signature {_MATMUL_SIGNATURE} (size {k_b} is different "
+            f"from {k_a}); shapes {a.shape} and {b.shape}")
+    term_a, out_a = ("k", "") if a.ndim == 1 else ("...ik", "...i")
+    term_b, out_b = ("k", "") if b.ndim == 1 else ("...kj", "...j")
+    # both 2+-d: one ellipsis in the output, i then j
+    output = "...ij" if out_a and out_b else out_a or out_b
+    return f"{term_a},{term_b}->{output}", (a, b)
+
+
+def dot_spec(a, b) -> tuple[str, tuple]:
+    """numpy.dot as an einsum spec.
+
+    A 0-d operand multiplies elementwise (",...->..."). Otherwise the last
+    axis of a is summed against b's only axis (b 1-d) or second-to-last axis;
+    the output is a's free axes, then b's free axes, no broadcasting between them:
+    a (2,3,4) . b (5,4,6) -> "...k,lkm->...lm" -> (2,3,5,6).
+    """
+    a, b = np.asanyarray(a), np.asanyarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return _scalar_product(a, b)
+    axis_b = 0 if b.ndim == 1 else b.ndim - 2
+    if a.shape[-1] != b.shape[axis_b]:
+        raise _not_aligned(a, b, a.ndim - 1, axis_b)
+    if b.ndim == 1:
+        return "...k,k->...", (a, b)
+    # 'k' is the contracted label; b's other axes take the letters after it
+    free_b = _letters(_LETTERS.index("k") + 1, b.ndim - 1)
+    term_b = free_b[:-1] + "k" + free_b[-1]
+    return f"...k,{term_b}->...{free_b}", (a, b)
+
+
+def inner_spec(a, b) -> tuple[str, tuple]:
+    """numpy.inner as an einsum spec: last axes summed, e.g. "...k,lk->...l".
+
+    A 0-d operand multiplies elementwise, as numpy.inner does.
+    """
+    a, b = np.asanyarray(a), np.asanyarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return _scalar_product(a, b)
+    if a.shape[-1] != b.shape[-1]:
+        raise _not_aligned(a, b, a.ndim - 1, b.ndim - 1)
+    free_b = _letters(_LETTERS.index("k") + 1, b.ndim - 1)
+    return f"...k,{free_b}k->...{free_b}", (a, b)
+
+
+def _scalar_product(a, b) -> tuple[str, tuple]:
+    # dot/inner with a 0-d operand is multiply: ",...->..." or "...,->..."
+    term_a = "" if a.ndim == 0 else "..."
+    term_b = "" if b.ndim == 0 else "..."
+    return f"{term_a},{term_b}->...", (a, b)
+
+
+def tensordot_spec(a, b, axes=2) -> tuple[str, tuple]:
+    """numpy.tensordot as an einsum spec.
+
+    ``axes`` is an int N (a's last N axes against b's first N; N <= 0 gives
+    the outer product, as in numpy) or a pair (axes_a, axes_b) of ints or
+    sequences, negative axes counted from the end. Output: a's free axes in
+    order, then b's. a (2,3,4), b (4,3,5), axes=([1,2],[1,0]) -> "abc,cbd->ad".
+    Errors as numpy: duplicate axes and extent mismatches -> ValueError,
+    out-of-range axes -> IndexError, non-integer axes -> TypeError.
+    """
+    a, b = np.asanyarray(a), np.asanyarray(b)
+    try:
+        iter(axes)
+    except TypeError:
+        n = operator.index(axes)
+        axes_a, axes_b = list(range(-n, 0)), list(range(n))
+    else:
+        axes_a, axes_b = axes
+        axes_a = _axis_list(axes_a)
+        axes_b = _axis_list(axes_b)
+    if len(axes_a) != len(axes_b):
+        raise ValueError(
+            f"shape-mismatch for sum: {len(axes_a)} axes of a against "
+            f"{len(axes_b)} axes of b")
+    # checks in numpy's order, so the first error found has numpy's class
+    for axes_x in (axes_a, axes_b):
+        if len(set(axes_x)) != len(axes_x):
+            raise ValueError("duplicate axes are not allowed in tensordot")
+    for i, (ax_a, ax_b) in enumerate(zip(axes_a, axes_b)):
+        axes_a[i] = ax_a = _normalize_axis(ax_a, a.ndim, "a")
+        axes_b[i] = ax_b = _normalize_axis(ax_b, b.ndim, "b")
+        if a.shape[ax_a] != b.shape[ax_b]:
+            raise ValueError(
+                f"shape-mismatch for sum: axis {ax_a} of a has extent "
+                f"{a.shape[ax_a]}, axis {ax_b} of b has extent {b.shape[ax_b]}")
+    # numpy.tensordot fails in transpose when e.g. axes 0 and -2 of a 2-d
+    # operand name the same axis; einsum would silently take a diagonal
+    for axes_x in (axes_a, axes_b):
+        if len(set(axes_x)) != len(axes_x):
+            raise ValueError("duplicate axes are not allowed in tensordot")
+
+    letters = _letters(0, a.ndim + b.ndim - len(axes_a))
+    term_a = letters[:a.ndim]
+    term_b = [""] * b.ndim
+    for ax_a, ax_b in zip(axes_a, axes_b):
+        term_b[ax_b] = term_a[ax_a]
+    free_b = iter(letters[a.ndim:])
+    term_b = "".join(label or next(free_b) for label in term_b)
+    out_a = "".join(term_a[ax] for ax in range(a.ndim) if ax not in axes_a)
+    out_b = "".join(term_b[ax] for ax in range(b.ndim) if ax not in axes_b)
+    return f"{term_a},{term_b}->{out_a}{out_b}", (a, b)
+
+
+def _axis_list(axes) -> list[int]:
+    try:
+        axes = list(axes)
+    except TypeError:  # one int means one axis
+        axes = [axes]
+    return [operator.index(ax) for ax in axes]
+
+
+def _normalize_axis(axis: int, ndim: int, name: str) -> int:
+    if not -ndim <= axis < ndim:
+        raise IndexError(
+            f"tensordot: axis {axis} is out of range for {name} with {ndim} dimension(s)")
+    return axis + ndim if axis < 0 else axis
+
+
+def outer_spec(a, b) -> tuple[str, tuple]:
+    """numpy.outer as an einsum spec: "i,j->ij" on a.ravel(), b.ravel().
+
+    ravel is a view for contiguous operands and a copy otherwise, as in numpy.
+    """
+    a, b = np.asanyarray(a), np.asanyarray(b)
+    return "i,j->ij", (a.ravel(), b.ravel())
+
+
+def vdot_spec(a, b) -> tuple[str, tuple]:
+    """numpy.vdot as an einsum spec: "i,i->" on the raveled operands.
+
+    A complex a is conjugated here (einsum has no conjugate flag); that copy
+    is O(size), the same order as the product itself. Extents must match.
+    """
+    a, b = np.asanyarray(a).ravel(), np.asanyarray(b).ravel()
+    if a.size != b.size:
+        raise ValueError(f"vdot: vectors have different lengths ({a.size} != {b.size})")
+    if np.iscomplexobj(a):
+        a = np.conjugate(a)
+    return "i,i->", (a, b)
+
+
+# Public wrappers. einsum is imported when called: api.py sits downstream of
+# this module in the data flow.
+
+def matmul(a, b, out=None):
+    """numpy.matmul(a, b, out=out) run through einplan.einsum."""
+    from .api import einsum
+    subscripts, operands = matmul_spec(a, b)
+    # matmul is a ufunc: its out= follows the ufunc rule 'same_kind'
+    return einsum(subscripts, *operands, out=out, casting="same_kind")
+
+
+def dot(a, b, out=None):
+    """numpy.dot(a, b, out=out) run through einplan.einsum."""
+    from .api import einsum
+    subscripts, operands = dot_spec(a, b)
+    if out is not None:
+        _check_dot_out(out, operands)
+    return einsum(subscripts, *operands, out=out)
+
+
+def _check_dot_out(out, operands: tuple) -> None:
+    # numpy.dot takes no casting: out must be exactly the result's dtype and
+    # shape and C-contiguous
+    a, b = operands
+    dtype = np.result_type(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        shape = a.shape or b.shape
+    else:
+        shape = a.shape[:-1] + b.shape[:-2] + b.shape[-1:] if b.ndim > 1 else a.shape[:-1]
+    if (not isinstance(out, np.ndarray) or out.dtype != dtype or out.shape != shape
+            or not out.flags.c_contiguous):
+        raise ValueError(
+            "output array is not acceptable (must have the right datatype, "
+            f"number of dimensions, and be a C-Array): expected {dtype} {shape}")
+
+
+def tensordot(a, b, axes=2):
+    """numpy.tensordot(a, b, axes) run through einplan.einsum (always an ndarray)."""
+    from .api import einsum
+    subscripts, operands = tensordot_spec(a, b, axes)
+    # numpy.tensordot returns a 0-d array, not a scalar, for a full contraction
+    return np.asarray(einsum(subscripts, *operands))
+
+
+def inner(a, b):
+    """numpy.inner(a, b) run through einplan.einsum."""
+    from .api import einsum
+    subscripts, operands = inner_spec(a, b)
+    return einsum(subscripts, *operands)
+
+
+def outer(a, b, out=None):
+    """numpy.outer(a, b, out=out) run through einplan.einsum."""
+    from .api import einsum
+    subscripts, operands = outer_spec(a, b)
+    # numpy.outer is multiply.outer: ufunc casting 'same_kind' for out=
+    return einsum(subscripts, *operands, out=out, casting="same_kind")
+
+
+def vdot(a, b):
+    """numpy.vdot(a, b) run through einplan.einsum."""
+    from .api import einsum
+    subscripts, operands = vdot_spec(a, b)
+    return einsum(subscripts, *operands)

@@ -1,0 +1,84 @@
+"""Step 2d of the data flow in DESIGN.md: merge axes within each role.
+
+After roles are assigned, letters no longer matter: every role is a group of
+(extent, stride per operand) axes.  Two adjacent axes of one role merge into
+one when EVERY operand holding the role has
+
+    stride[outer] == extent[inner] * stride[inner]
+
+so e.g. tract's ``bij,jk->bik`` with A (77, bs, 512) C-contiguous and C
+C-contiguous merges b and i into one m axis of extent 77*bs -> one GEMM
+instead of 77 small ones.  Axes are ordered within a group by C's strides
+(batch, m, n; largest first) or by A's / B's strides (k), so that merges are
+found whatever the label order in the subscripts.  Pairs that stay apart are
+recorded (``MergeBreak``) with the operands that broke them, for explain.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .plan import Axis, MergeBreak, Role, RoleGroup
+
+# which operands hold each role, in the kernel contract's stride order
+HOLDERS = {Role.BATCH: ("A", "B", "C"), Role.M: ("A", "C"),
+           Role.N: ("B", "C"), Role.K: ("A", "B")}
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    batch: RoleGroup
+    m: RoleGroup
+    n: RoleGroup
+    k: RoleGroup
+    breaks: tuple[MergeBreak, ...] = ()
+
+    @property
+    def n_axes(self) -> int:
+        return sum(len(g.axes) for g in (self.batch, self.m, self.n, self.k))
+
+
+def merge_group(role: Role, labels: str, sizes, strides: dict,
+                order_by: str) -> tuple[RoleGroup, tuple[MergeBreak, ...]]:
+    """Order ``labels`` by ``strides[order_by]`` (descending |stride|), then merge.
+
+    ``strides`` maps an operand name ('A', 'B', 'C') to {label: element stride}.
+    """
+    holders = HOLDERS[role]
+    key = strides[order_by]
+    # stable sort: equal strides keep the subscripts' order
+    ordered = sorted(labels, key=lambda c: -abs(key[c]))
+    axes: list[list] = []   # [labels, extent, [strides]] inner-most last
+    breaks = []
+    for lab in reversed(ordered):  # inner to outer
+        st = [strides[h][lab] for h in holders]
+        if axes:
+            inner = axes[0]
+            bad = tuple(h for h, s_o, s_i in zip(holders, st, inner[2])
+                        if s_o != inner[1] * s_i)
+            if not bad:
+                inner[0] = lab + inner[0]
+                inner[1] *= sizes[lab]
+                continue
+            breaks.append(MergeBreak(role, lab, inner[0][0], bad))
+        axes.insert(0, [lab, sizes[lab], st])
+    group = RoleGroup(role, tuple(Axis(l, e, tuple(s)) for l, e, s in axes))
+    return group, tuple(reversed(breaks))
+
+
+def merge_axes(roles, sizes, strides_a: dict, strides_b: dict, strides_c: dict) -> GroupLayout:
+    """Merge contiguous axes in every role of one step.
+
+    ``roles`` is a roles.Roles already oriented (m belongs to A, n to B).
+    For k (not in C) both A's and B's orders are tried; the one leaving fewer
+    axes wins (``abcd,dbef->aecf``: k = {b, d}).
+    """
+    strides = {"A": strides_a, "B": strides_b, "C": strides_c}
+    batch, br_b = merge_group(Role.BATCH, roles.batch, sizes, strides, "C")
+    m, br_m = merge_group(Role.M, roles.m, sizes, strides, "C")
+    n, br_n = merge_group(Role.N, roles.n, sizes, strides, "C")
+    k, br_k = merge_group(Role.K, roles.k, sizes, strides, "A")
+    if len(k.axes) > 1:
+        k2, br_k2 = merge_group(Role.K, roles.k, sizes, strides, "B")
+        if len(k2.axes) < len(k.axes):
+            k, br_k = k2, br_k2
+    return GroupLayout(batch, m, n, k, br_b + br_m + br_n + br_k)

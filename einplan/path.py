@@ -1,0 +1,63 @@
+"""Step 2a of the data flow in DESIGN.md: the pairwise contraction order.
+
+More than two operands are contracted two at a time; the order comes from
+opt_einsum's path finders (einplan writes no path finder of its own).  The
+path uses opt_einsum's linear format: each entry lists positions in the
+current operand list, those operands are removed and the result appended.
+
+numpy's ``optimize`` values are accepted: False (left to right), True
+(= 'greedy', numpy's meaning), a strategy name ('greedy', 'optimal', or any
+opt_einsum name), ``(strategy, memory_limit)``, or an explicit path
+``['einsum_path', (0, 1), ...]``.
+"""
+from __future__ import annotations
+
+import opt_einsum
+
+
+def pairwise_path(terms, output, sizes, optimize=True) -> tuple[tuple[int, ...], ...]:
+    """Contraction order for operands with (unique-label) ``terms``.
+
+    ``"ab,bc,cd->ad"`` with optimize='greedy' -> ((1, 2), (0, 1)) or similar.
+    """
+    n = len(terms)
+    if isinstance(optimize, (list, tuple)) and optimize and optimize[0] == "einsum_path":
+        path = tuple(tuple(c) for c in optimize[1:])
+        _check_explicit(path, n)
+        return path
+    if n <= 1:
+        return ((0,),) if n == 1 else ()
+    if n == 2:
+        return ((0, 1),)
+    if optimize is False or optimize is None:
+        # numpy's optimize=False is one big loop; pairwise, left to right
+        return tuple((0, 1) for _ in range(n - 1))
+    memory_limit = None
+    if isinstance(optimize, (list, tuple)):
+        if len(optimize) != 2 or not isinstance(optimize[0], str):
+            raise TypeError("Did not understand the path: %s" % str(optimize))
+        optimize, memory_limit = optimize
+    if optimize is True:
+        optimize = "greedy"
+    # opt_einsum wants plain symbols; map einplan labels (incl. private
+    # ellipsis labels) onto opt_einsum's alphabet
+    symbol = {}
+    for lab in "".join(terms) + output:
+        if lab not in symbol:
+            symbol[lab] = opt_einsum.get_symbol(len(symbol))
+    eq = ",".join("".join(symbol[c] for c in t) for t in terms)
+    eq += "->" + "".join(symbol[c] for c in output)
+    shapes = [tuple(sizes[c] for c in t) for t in terms]
+    path, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=optimize,
+                                       memory_limit=memory_limit)
+    return tuple(tuple(c) for c in path)
+
+
+def _check_explicit(path, n):
+    live = n
+    for c in path:
+        if not c or any(not 0 <= i < live for i in c) or len(set(c)) != len(c):
+            raise ValueError(f"invalid contraction {c} in einsum path for {n} operands")
+        live -= len(c) - 1
+    if live != 1:
+        raise ValueError(f"einsum path leaves {live} operands, expected 1")

@@ -1,0 +1,228 @@
+"""The Plan: the data between planning (step 2) and execution (step 3) in DESIGN.md.
+
+Everything here is a frozen dataclass or an Enum, so a Plan is immutable,
+hashable where it matters, printable, and is the very object that
+``execute.run_plan`` runs and ``explain`` renders.  Strides are in ELEMENTS.
+
+Execution model: a list of *slots* holds arrays.  Slots ``0 .. n_inputs-1``
+are the operands; every step reads slots and writes one new slot (an
+intermediate) or the output (``OUT``).  This is opt_einsum's contraction list
+with named fields instead of positional tuples.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+OUT = -1  # slot id of the einsum's output array
+
+
+class Role(enum.Enum):
+    """The four index roles of one pairwise step (see roles.py for the mapping)."""
+    BATCH = "batch"  # in A, B and C
+    M = "m"          # in A and C (rows)
+    N = "n"          # in B and C (columns; the kernel's vectors run along n)
+    K = "k"          # in A and B, summed
+
+
+class KernelKind(enum.Enum):
+    GEMM = "gemm"              # m, n and k all non-empty
+    GEMV = "gemv"              # one of m, n empty, k non-empty
+    DOT = "dot"                # m and n empty, k non-empty
+    OUTER = "outer"            # k empty, m and n non-empty
+    BATCH_ONLY = "batch_only"  # elementwise: at most batch plus one of m/n, k empty
+    REDUCE = "reduce"          # numpy sum over a (diagonal) view
+    COPY = "copy"              # cast copy, or a view copied into out=
+    FALLBACK_NUMPY = "fallback_numpy"
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """Why the whole einsum is handed to numpy.einsum."""
+    reason: str
+
+    def __str__(self):
+        return f"fallback to numpy.einsum: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One (possibly merged) kernel axis: ``labels`` outer to inner.
+
+    ``strides`` follow the kernel contract order of the role:
+    batch (a, b, c) · m (a, c) · n (b, c) · k (a, b).
+    """
+    labels: str
+    extent: int
+    strides: tuple[int, ...]
+
+    def as_kernel(self):
+        return (self.extent,) + self.strides
+
+
+@dataclass(frozen=True)
+class RoleGroup:
+    role: Role
+    axes: tuple[Axis, ...] = ()
+
+    @property
+    def extent(self) -> int:
+        e = 1
+        for ax in self.axes:
+            e *= ax.extent
+        return e
+
+    @property
+    def labels(self) -> str:
+        return "".join(ax.labels for ax in self.axes)
+
+    def as_kernel(self):
+        return tuple(ax.as_kernel() for ax in self.axes)
+
+    def __str__(self):
+        if not self.axes:
+            return f"{self.role.value}=()"
+        inner = ",".join(f"{ax.labels}:{ax.extent}" for ax in self.axes)
+        return f"{self.role.value}=({inner})"
+
+
+@dataclass(frozen=True)
+class MergeBreak:
+    """Adjacent axes of one role that could NOT be merged, and who broke it.
+
+    e.g. ``bij,jk->bik`` with A[b, i] not contiguous: role m, outer 'b',
+    inner 'i', operands ('A',).
+    """
+    role: Role
+    outer: str
+    inner: str
+    operands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """An array the executor allocates with ``np.empty`` (never zero-filled).
+
+    ``order`` lists the axes outermost-first in memory; the array is created
+    C-contiguous in that order and transposed back to ``shape``.
+    """
+    shape: tuple[int, ...]
+    order: tuple[int, ...]
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        strides = [0] * len(self.shape)
+        acc = 1
+        for ax in reversed(self.order):
+            strides[ax] = acc
+            acc *= max(self.shape[ax], 1)
+        return tuple(strides)
+
+
+@dataclass(frozen=True)
+class CastStep:
+    """Copy an operand into the compute dtype (e.g. float32 -> float64)."""
+    slot: int
+    dtype: str
+    kind: KernelKind = KernelKind.COPY
+
+    def __str__(self):
+        return f"cast slot {self.slot} -> {self.dtype} (copy)"
+
+
+@dataclass(frozen=True)
+class ReduceStep:
+    """numpy on one strided view: sum over ``sum_axes`` (or plain copy).
+
+    ``src_shape/src_strides`` describe the (diagonal, broadcast-free) view of
+    slot ``src`` in elements; the result, with axes ``dst_labels``, goes to
+    slot ``dst`` (allocated as ``buffer``) or to the output (``dst == OUT``).
+    ``as_view``: no sum, no out= -> return the view itself, as numpy does for
+    ``ii->i`` / ``ij->ji``.
+    """
+    src: int
+    dst: int
+    src_labels: str
+    src_shape: tuple[int, ...]
+    src_strides: tuple[int, ...]
+    sum_axes: tuple[int, ...]
+    dst_labels: str
+    buffer: Buffer | None
+    kind: KernelKind = KernelKind.REDUCE
+    as_view: bool = False
+    cast_to: str = ""   # dtype of the result when it differs from the source's
+
+    def __str__(self):
+        what = "view" if self.as_view else self.kind.value
+        dst = "out" if self.dst == OUT else f"slot {self.dst}"
+        return f"{what}: slot {self.src} '{self.src_labels}' -> {dst} '{self.dst_labels}'"
+
+
+@dataclass(frozen=True)
+class GemmStep:
+    """One pairwise contraction run by ``_native.gemm``.
+
+    ``a`` / ``b`` are the slots fed to the kernel's rows / columns (after
+    orientation: ``swapped`` says the einsum's second operand became A).
+    ``c_labels`` are C's axes in ``c_buffer``'s shape order (intermediates)
+    or the output term (``c == OUT``).  ``complex_mode``: '' (real), 'cc'
+    (4 real gemms: Cr = ArBr - AiBi, Ci = ArBi + AiBr), 'cr' / 'rc' (one real
+    operand: 2 gemms), strides of complex operands are already doubled so
+    they index the float view.
+    """
+    kind: KernelKind
+    a: int
+    b: int
+    c: int
+    a_labels: str
+    b_labels: str
+    c_labels: str
+    batch: RoleGroup
+    m: RoleGroup
+    n: RoleGroup
+    k: RoleGroup
+    swapped: bool = False
+    c_buffer: Buffer | None = None
+    complex_mode: str = ""
+    breaks: tuple[MergeBreak, ...] = ()
+
+    def groups(self):
+        return self.m.as_kernel(), self.n.as_kernel(), self.k.as_kernel(), self.batch.as_kernel()
+
+    def __str__(self):
+        dst = "out" if self.c == OUT else f"slot {self.c}"
+        cx = f" complex:{self.complex_mode}" if self.complex_mode else ""
+        sw = " (swapped)" if self.swapped else ""
+        return (f"{self.kind.value}: A=slot {self.a} B=slot {self.b}{sw} -> {dst} "
+                f"{self.batch} {self.m} {self.n} {self.k}{cx}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one einsum call (spec + operand layouts + options) is run."""
+    inputs: tuple[str, ...]
+    output: str
+    shape: tuple[int, ...]             # output shape
+    dtype: str                         # compute / result dtype
+    out_buffer: Buffer | None          # how to allocate the output (None when out= given)
+    steps: tuple = ()
+    path: tuple[tuple[int, ...], ...] = ()
+    fallback: Fallback | None = None
+    fallback_subscripts: str = ""
+    out_cast: bool = False             # compute into a temp, then cast into out=
+    scalar_result: bool = False        # 0-d result returned as a numpy scalar
+    options: tuple = ()
+    n_slots: int = 0
+
+    @property
+    def kinds(self):
+        return tuple(s.kind for s in self.steps)
+
+    def __str__(self):
+        head = f"Plan {','.join(self.inputs)}->{self.output} dtype={self.dtype}"
+        if self.fallback is not None:
+            return f"{head}\n  {self.fallback}"
+        lines = [head] + [f"  {s}" for s in self.steps]
+        if self.out_cast:
+            lines.append("  cast result into out= (copy)")
+        return "\n".join(lines)

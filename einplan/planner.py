@@ -1,0 +1,425 @@
+"""Steps 2e-2f of the data flow in DESIGN.md: assemble (and cache) the Plan.
+
+``make_plan(spec, infos, options, out_info)`` runs steps 2a-2f:
+
+  2a  path.pairwise_path          order of pairwise contractions (>2 operands)
+  2b  roles.diagonal_view         diagonal views, size-1/broadcast axes dropped,
+      roles.presum_labels         labels of one operand only -> numpy sum first
+  2c  roles.assign_roles          batch / m / n / k per pairwise step
+  2d  layout.merge_axes           contiguous axes merged within each role
+  2e  orient_step                 which operand is the kernel's A (rows) and which
+                                  its B (columns): C's unit stride goes to n, where
+                                  the micro-kernel's vectors run; for a free output
+                                  (order='K', intermediates) also C's memory order
+  2f  choose_kernel               KernelKind from which groups are empty
+
+float32/float64 run on ``_native.gemm``; complex64/complex128 on the same real
+kernel through real/imag float views (4 gemms, or 2 when one operand is real);
+any other dtype becomes a named ``Fallback`` to numpy.einsum.  Plans are cached
+in a bounded, thread-safe LRU keyed by ``operands.plan_key``.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from .layout import merge_axes
+from .operands import check_options, optimize_key, plan_key, resolve_dtype
+from .path import pairwise_path
+from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, Plan,
+                   ReduceStep)
+from .roles import assign_roles, diagonal_view, presum_labels
+
+_NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}
+_COMPLEX = {np.dtype(np.complex64): np.dtype(np.float32),
+            np.dtype(np.complex128): np.dtype(np.float64)}
+
+CACHE_SIZE = 512
+_cache: OrderedDict = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Options:
+    dtype: object = None
+    order: str = "K"
+    casting: str = "safe"
+    optimize: object = True
+
+    @classmethod
+    def make(cls, dtype=None, order="K", casting="safe", optimize=True):
+        check_options(order, casting)
+        return cls(None if dtype is None else np.dtype(dtype), order, casting,
+                   optimize_key(optimize))
+
+
+def make_plan(spec, infos, options: Options = Options(), out_info=None) -> Plan:
+    """The Plan for ``spec`` on operands described by ``infos`` (cached)."""
+    key = plan_key(spec.inputs, spec.output, infos, out_info, options)
+    with _cache_lock:
+        plan = _cache.get(key)
+        if plan is not None:
+            _cache.move_to_end(key)
+            return plan
+    plan = _build_plan(spec, infos, options, out_info)
+    with _cache_lock:
+        _cache[key] = plan
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return plan
+
+
+def clear_cache():
+    with _cache_lock:
+        _cache.clear()
+
+
+# -- per-slot planning state ------------------------------------------------
+
+@dataclass
+class _Slot:
+    slot: int
+    labels: str
+    strides: tuple          # element strides of the slot's array (its own dtype)
+    cplx: str = ""          # '' real compute, 'c' complex array, 'r' real array in complex compute
+
+    def kstrides(self) -> dict:
+        """Strides as the kernel sees them (complex arrays through float views)."""
+        f = 2 if self.cplx == "c" else 1
+        return {c: f * s for c, s in zip(self.labels, self.strides)}
+
+
+class _Builder:
+    def __init__(self, spec, infos, options, out_info):
+        self.spec, self.infos, self.options, self.out_info = spec, infos, options, out_info
+        self.sizes = spec.sizes
+        self.steps = []
+        self.n_slots = len(infos)
+
+    def new_slot(self):
+        self.n_slots += 1
+        return self.n_slots - 1
+
+
+def _fallback(spec, shape, dtype, options, reason):
+    return Plan(spec.inputs, spec.output, shape, str(dtype), None,
+                fallback=Fallback(reason), fallback_subscripts=_letters(spec),
+                options=_opts_tuple(options))
+
+
+def _opts_tuple(options):
+    return (options.dtype, options.order, options.casting, options.optimize)
+
+
+def _letters(spec) -> str:
+    """The spec as a plain-letter subscript string for numpy.einsum."""
+    alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    mapping = {}
+    for c in "".join(spec.inputs) + spec.output:
+        if c not in mapping:
+            if len(mapping) >= len(alpha):
+                return ""
+            mapping[c] = alpha[len(mapping)]
+    tr = lambda t: "".join(mapping[c] for c in t)  # noqa: E731
+    return ",".join(tr(t) for t in spec.inputs) + "->" + tr(spec.output)
+
+
+def _build_plan(spec, infos, options, out_info) -> Plan:
+    sizes = spec.sizes
+    shape = tuple(sizes[c] for c in spec.output)
+    out_dtype = None if out_info is None else out_info.dtype
+    dtype = resolve_dtype([i.dtype for i in infos], options.dtype, options.casting, out_dtype)
+    if out_info is not None and out_info.shape != shape:
+        raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
+
+    # single operand: diagonal view + sum / copy via numpy; a pure view
+    # works for any dtype, sums only for native dtypes
+    if len(infos) == 1:
+        info = infos[0]
+        if info.strides is None or not info.aligned:
+            return _fallback(spec, shape, dtype, options, "operand not addressable in elements")
+        plan = _single_operand(spec, info, dtype, options, out_info, shape)
+        if plan.steps[0].as_view or dtype in _NATIVE or dtype in _COMPLEX:
+            return plan
+        return _fallback(spec, shape, dtype, options, f"dtype {dtype} has no native kernel")
+
+    if dtype not in _NATIVE and dtype not in _COMPLEX:
+        return _fallback(spec, shape, dtype, options, f"dtype {dtype} has no native kernel")
+    for i, info in enumerate(infos):
+        if info.strides is None or not info.aligned or not info.dtype.isnative:
+            return _fallback(spec, shape, dtype, options,
+                             f"operand {i} is not aligned / native / element-strided")
+        if not (info.dtype.kind in "biuf" or info.dtype in _COMPLEX):
+            return _fallback(spec, shape, dtype, options, f"operand {i} dtype {info.dtype}")
+    if any(sizes[c] == 0 for c in sizes):
+        return _fallback(spec, shape, dtype, options, "zero-size dimension")
+
+    b = _Builder(spec, infos, options, out_info)
+    is_complex = dtype in _COMPLEX
+    real_dtype = _COMPLEX.get(dtype, dtype)
+    out_eff = "".join(c for c in spec.output if sizes[c] != 1)
+
+    # 2b: local views, casts, pre-sums
+    views = [diagonal_view(t, i.shape, i.strides) for t, i in zip(spec.inputs, infos)]
+    live = []
+    for j, (v, info) in enumerate(zip(views, infos)):
+        others = [w.labels for i2, w in enumerate(views) if i2 != j]
+        summed = presum_labels(v.labels, others, out_eff)
+        if info.dtype == dtype:
+            st = _Slot(j, v.labels, v.strides, "c" if is_complex else "")
+            needs_cast = False
+        elif is_complex and info.dtype == real_dtype:
+            st = _Slot(j, v.labels, v.strides, "r")  # real part only: no copy
+            needs_cast = False
+        else:
+            st = _Slot(j, v.labels, v.strides, "c" if is_complex else "")
+            needs_cast = True
+        if summed or needs_cast:
+            cast_to = None if not needs_cast else dtype
+            st = _reduce(b, st, summed, cast_to)
+        # else: diagonal / dropped axes need no step, the gemm strides say it
+        live.append(st)
+
+    # 2a: pairwise order on the prepared terms
+    path = pairwise_path([s.labels for s in live], out_eff, sizes, options.optimize)
+    if not path:  # every operand already reduced to its final form (n == 1 only)
+        raise AssertionError("empty path for >= 2 operands")
+
+    out_fixed = None       # element strides of the output, when fixed
+    out_buffer = None
+    out_cast = out_info is not None and (
+        out_info.dtype != dtype or out_info.strides is None or not out_info.aligned)
+    if out_info is not None and not out_cast:
+        out_fixed = dict(zip(spec.output, out_info.strides))
+    elif options.order in "CFA":
+        order = options.order
+        if order == "A":
+            order = "F" if all(i.f_contiguous and not i.c_contiguous for i in infos) else "C"
+        nd = len(shape)
+        out_buffer = Buffer(shape, tuple(range(nd)) if order == "C" else tuple(reversed(range(nd))))
+        out_fixed = dict(zip(spec.output, out_buffer.strides))
+
+    n_steps = len(path)
+    for si, contraction in enumerate(path):
+        picked = [live[i] for i in contraction]
+        for i in sorted(contraction, reverse=True):
+            del live[i]
+        last = si == n_steps - 1
+        if len(picked) == 1:
+            needed = set(out_eff).union(*[set(s.labels) for s in live])
+            st = picked[0]
+            summed = "".join(c for c in st.labels if c not in needed)
+            if last:
+                res = _reduce_to_out(b, st, out_eff, out_fixed, is_complex)
+                out_buffer = out_buffer or res
+            elif summed:
+                st = _reduce(b, st, summed, None)
+            live.append(st)
+            continue
+        x = picked[0]
+        for pi, y in enumerate(picked[1:]):
+            final = last and pi == len(picked) - 2
+            rest = live + picked[pi + 2:]
+            needed = set(out_eff).union(*[set(s.labels) for s in rest])
+            if final:
+                c_labels = out_eff
+            else:
+                c_labels = "".join(c for c in x.labels + y.labels if c in needed)
+                c_labels = "".join(dict.fromkeys(c_labels))
+            # labels of one side only and not needed: sum them out first
+            roles = assign_roles(x.labels, y.labels, c_labels)
+            if roles.presum_a:
+                x = _reduce(b, x, roles.presum_a, None)
+            if roles.presum_b:
+                y = _reduce(b, y, roles.presum_b, None)
+            x, ob = _gemm_step(b, x, y, c_labels, out_fixed if final else None,
+                               final, is_complex, spec.output)
+            if final and out_fixed is None:
+                out_buffer = ob
+        live.append(x)
+
+    if out_cast:
+        out_buffer = out_buffer or Buffer(shape, tuple(range(len(shape))))
+    return Plan(spec.inputs, spec.output, shape, str(dtype),
+                None if (out_info is not None and not out_cast) else out_buffer,
+                steps=tuple(b.steps), path=path, out_cast=out_cast,
+                scalar_result=(len(shape) == 0), options=_opts_tuple(options),
+                fallback_subscripts=_letters(spec), n_slots=b.n_slots)
+
+
+def _reduce(b, st, summed, cast_to):
+    """Pre-sum ``summed`` out of slot ``st`` (and/or cast it): a ReduceStep to a new slot.
+
+    ``"ab,bc->c"``: 'a' only in the first operand -> sum(A, axis=a) first.
+    """
+    keep = "".join(c for c in st.labels if c not in summed)
+    pos = {c: i for i, c in enumerate(st.labels)}
+    src_labels = keep + "".join(c for c in st.labels if c in summed)
+    src_strides = tuple(st.strides[pos[c]] for c in src_labels)
+    src_shape = tuple(b.sizes[c] for c in src_labels)
+    # keep the source's memory order for the result (largest stride outermost)
+    order = tuple(sorted(range(len(keep)), key=lambda i: -abs(src_strides[i])))
+    buf = Buffer(tuple(b.sizes[c] for c in keep), order)
+    dst = b.new_slot()
+    kind = KernelKind.REDUCE if summed else KernelKind.COPY
+    b.steps.append(ReduceStep(st.slot, dst, src_labels, src_shape, src_strides,
+                              tuple(range(len(keep), len(src_labels))), keep, buf, kind,
+                              cast_to=str(cast_to) if cast_to is not None else ""))
+    cplx = st.cplx
+    if cast_to is not None:
+        cplx = "c" if np.dtype(cast_to) in _COMPLEX else ""
+    return _Slot(dst, keep, buf.strides, cplx)
+
+
+def _reduce_to_out(b, st, out_eff, out_fixed, is_complex):
+    """Last step of an explicit path that is unary: numpy sum into the output."""
+    pos = {c: i for i, c in enumerate(st.labels)}
+    summed = "".join(c for c in st.labels if c not in out_eff)
+    src_labels = out_eff + summed
+    shape_full = tuple(b.sizes[c] for c in b.spec.output)
+    buf = None if out_fixed is not None else Buffer(shape_full, tuple(range(len(shape_full))))
+    b.steps.append(ReduceStep(st.slot, OUT, src_labels,
+                              tuple(b.sizes[c] for c in src_labels),
+                              tuple(st.strides[pos[c]] for c in src_labels),
+                              tuple(range(len(out_eff), len(src_labels))), b.spec.output,
+                              buf, KernelKind.REDUCE if summed else KernelKind.COPY))
+    return buf
+
+
+def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
+    """``ii->i``, ``ij->ji``, ``ij->``: diagonal view, then numpy sum / copy.
+
+    Like numpy, a pure view (no sum, no out=, no dtype change) is returned as
+    a view of the operand.
+    """
+    sizes = spec.sizes
+    v = diagonal_view(spec.inputs[0], info.shape, info.strides)
+    out_eff = "".join(c for c in spec.output if sizes[c] != 1)
+    summed = "".join(c for c in v.labels if c not in out_eff)
+    pos = {c: i for i, c in enumerate(v.labels)}
+    src_labels = out_eff + summed
+    src_strides = tuple(v.strides[pos[c]] for c in src_labels)
+    src_shape = tuple(sizes[c] for c in src_labels)
+    sum_axes = tuple(range(len(out_eff), len(src_labels)))
+    as_view = not summed and out_info is None and (options.dtype is None or dtype == info.dtype)
+    out_cast = out_info is not None and (out_info.dtype != dtype or out_info.strides is None)
+    buf = None
+    if out_info is None or out_cast:
+        nd = len(shape)
+        if options.order == "F":
+            buf = Buffer(shape, tuple(reversed(range(nd))))
+        elif options.order == "K" and not summed:
+            # follow the operand's memory order (numpy 'K')
+            st = {c: abs(s) for c, s in zip(out_eff, src_strides)}
+            buf = Buffer(shape, tuple(sorted(range(nd), key=lambda i: -st.get(spec.output[i], 0))))
+        else:
+            buf = Buffer(shape, tuple(range(nd)))
+    kind = KernelKind.REDUCE if summed else KernelKind.COPY
+    step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
+                      buf, kind, as_view=as_view)
+    return Plan(spec.inputs, spec.output, shape, str(dtype), buf, steps=(step,),
+                out_cast=out_cast, scalar_result=(len(shape) == 0 and not as_view),
+                options=_opts_tuple(options), fallback_subscripts=_letters(spec), n_slots=1)
+
+
+# -- 2e / 2f ------------------------------------------------------------------
+
+def choose_kernel(layout) -> KernelKind:
+    """KernelKind from which groups are empty (all run by _native.gemm for now)."""
+    m, n, k = bool(layout.m.axes), bool(layout.n.axes), bool(layout.k.axes)
+    if k:
+        if m and n:
+            return KernelKind.GEMM
+        return KernelKind.GEMV if (m or n) else KernelKind.DOT
+    return KernelKind.OUTER if (m and n) else KernelKind.BATCH_ONLY
+
+
+def _unit_label(c_strides: dict):
+    """C's label with the smallest |stride| (its contiguous axis), or None."""
+    if not c_strides:
+        return None
+    return min(c_strides, key=lambda c: abs(c_strides[c]))
+
+
+def orient_step(roles, sizes, sa: dict, sb: dict, c_fixed: dict | None,
+                c_orders=(), c_scale=1):
+    """Pick (swapped, layout, c_strides, c_order) for one pairwise step.
+
+    ``sa``/``sb`` are kernel-view strides of the einsum's first / second
+    operand.  With ``c_fixed`` (out= or order='C'/'F') C's strides are given
+    and only A/B are chosen: the operand holding C's unit-stride label becomes
+    B, so it lands in n (JAX's ``ab,...b->...a``: w is B, the output's last
+    axis 'a' is n).  Without it, C's memory order is chosen too among
+    [batch, m, n] (each group in its operand's stride order) for both
+    orientations and the ``c_orders`` candidates tried first (e.g. C order of
+    the output term); ``c_scale`` = 2 when C is complex (seen through float views).  Score: C's unit stride in n first, then fewest kernel
+    axes after merging, then the earlier candidate.
+    """
+    best = None
+    for swapped in (False, True):
+        r = roles.swapped() if swapped else roles
+        a, bb = (sb, sa) if swapped else (sa, sb)
+        if c_fixed is not None:
+            cands = [(None, c_fixed)]
+        else:
+            own = (sorted(r.batch, key=lambda c: -abs(a[c]))
+                   + sorted(r.m, key=lambda c: -abs(a[c]))
+                   + sorted(r.n, key=lambda c: -abs(bb[c])))
+            # the caller's preferred orders first: on a tie they win (a
+            # C-contiguous result, like numpy, when it costs nothing)
+            cands = []
+            for order in [list(o) for o in c_orders] + [own]:
+                cands.append((order, _dense_strides(order, sizes, c_scale)))
+        for ci, (order, sc) in enumerate(cands):
+            layout = merge_axes(r, sizes, a, bb, sc)
+            unit = _unit_label({c: s for c, s in sc.items() if sizes[c] != 1})
+            bad_unit = unit is not None and unit not in r.n
+            score = (bool(bad_unit), layout.n_axes, ci, swapped)
+            if best is None or score < best[0]:
+                best = (score, swapped, layout, sc, order)
+    return best[1:]
+
+
+def _dense_strides(order, sizes, scale=1) -> dict:
+    st, acc = {}, scale
+    for c in reversed(order):
+        st[c] = acc
+        acc *= sizes[c]
+    return st
+
+
+def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
+    """Plan one pairwise contraction ``x,y->c_labels`` as a GemmStep."""
+    sizes = b.sizes
+    roles = assign_roles(x.labels, y.labels, c_labels)
+    f = 2 if is_complex else 1  # C is complex whenever the compute dtype is
+    cf = None
+    if c_fixed is not None:
+        cf = {c: f * c_fixed[c] for c in c_labels}
+    c_orders = [c_labels] if final else []
+    swapped, layout, sc, order = orient_step(roles, sizes, x.kstrides(), y.kstrides(), cf,
+                                             c_orders, f)
+    A, B = (y, x) if swapped else (x, y)
+    if final:
+        dst, full = OUT, out_term
+    else:
+        dst, full = b.new_slot(), c_labels
+    buf = None
+    if c_fixed is None:
+        # memory order of C: the chosen order, size-1 output axes outermost
+        mem = [c for c in full if c not in order] + list(order)
+        buf = Buffer(tuple(sizes[c] for c in full), tuple(full.index(c) for c in mem))
+    cmode = ""
+    if is_complex:
+        cmode = ("c" if A.cplx == "c" else "r") + ("c" if B.cplx == "c" else "r")
+    step = GemmStep(choose_kernel(layout), A.slot, B.slot, dst, A.labels, B.labels, full,
+                    layout.batch, layout.m, layout.n, layout.k, swapped, buf if not final else None,
+                    cmode, layout.breaks)
+    b.steps.append(step)
+    st = None
+    if not final:
+        st = _Slot(dst, full, buf.strides, "c" if is_complex else "")
+    return st, buf

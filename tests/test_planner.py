@@ -1,0 +1,211 @@
+"""planner.py (steps 2e-2f): orientation, output layout, kernel kind, fallbacks, cache."""
+import threading
+
+import numpy as np
+import pytest
+
+from einplan import _native
+from einplan.operands import describe, describe_operands
+from einplan.plan import OUT, GemmStep, KernelKind, ReduceStep, Role
+from einplan.planner import Options, make_plan
+from einplan.spec import parse_spec
+
+
+@pytest.fixture(autouse=True)
+def _kernel(monkeypatch):
+    if _native._kernels is None:  # compiled module not built: numpy oracle
+        monkeypatch.setattr(_native, "gemm", _native.gemm_reference)
+
+
+def plan_for(subscripts, *ops, out=None, **opts):
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return make_plan(spec, describe_operands(arrays), Options.make(**opts),
+                     None if out is None else describe(out))
+
+
+def gemm_steps(plan):
+    return [s for s in plan.steps if isinstance(s, GemmStep)]
+
+
+@pytest.mark.parametrize("bs", [1, 6, 16])
+def test_tract_one_gemm_with_merged_m(bs):
+    # bij,jk->bik, A (77, bs, 512) C-contiguous: b, i merge into m = 77*bs
+    plan = plan_for("bij,jk->bik", np.empty((77, bs, 512)), np.empty((512, 1536)))
+    (step,) = gemm_steps(plan)
+    assert step.kind is KernelKind.GEMM
+    assert step.batch.axes == ()
+    assert len(step.m.axes) == 1 and step.m.extent == 77 * bs
+    assert step.n.extent == 1536 and step.k.extent == 512
+
+
+@pytest.mark.parametrize("order", ["K", "C"])
+def test_jax_orientation_output_unit_stride_in_n(order):
+    # ab,...b->...a, w (600, 821), x (32, 100, 821): the output's last axis
+    # 'a' (unit stride, C-contiguous) must be the kernel's n -> w is B
+    w, x = np.empty((600, 821)), np.empty((32, 100, 821))
+    plan = plan_for("ab,...b->...a", w, x, order=order)
+    (step,) = gemm_steps(plan)
+    assert step.swapped and step.a == 1 and step.b == 0
+    assert step.n.labels == "a" and step.n.axes[0].strides == (821, 1)  # (w, C)
+    assert step.m.extent == 3200 and len(step.m.axes) == 1
+    assert plan.out_buffer.strides == (100 * 600, 600, 1)
+
+
+def test_jax_orientation_with_out():
+    w, x = np.empty((600, 821)), np.empty((32, 100, 821))
+    out = np.empty((32, 100, 600))
+    (step,) = gemm_steps(plan_for("ab,...b->...a", w, x, out=out))
+    assert step.c == OUT and step.swapped and step.n.labels == "a"
+
+
+def test_out_fortran_swaps_orientation():
+    # ij,jk->ik into an F-ordered out: i is C's unit stride -> A's rows become n
+    a, b = np.empty((30, 40)), np.empty((40, 50))
+    (step,) = gemm_steps(plan_for("ij,jk->ik", a, b, out=np.empty((30, 50), order="F")))
+    assert step.swapped and step.n.labels == "i" and step.m.labels == "k"
+    (step,) = gemm_steps(plan_for("ij,jk->ik", a, b, order="F"))
+    assert step.swapped and step.n.labels == "i"
+
+
+@pytest.mark.parametrize("subscripts, shapes, kind", [
+    ("ij,jk->ik", [(3, 4), (4, 5)], KernelKind.GEMM),
+    ("ij,j->i", [(3, 4), (4,)], KernelKind.GEMV),
+    ("i,i->", [(4,), (4,)], KernelKind.DOT),
+    ("i,j->ij", [(3,), (4,)], KernelKind.OUTER),
+    ("ij,ij->ij", [(3, 4), (3, 4)], KernelKind.BATCH_ONLY),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], KernelKind.GEMM),
+])
+def test_kernel_kind(subscripts, shapes, kind):
+    plan = plan_for(subscripts, *[np.empty(s) for s in shapes])
+    (step,) = gemm_steps(plan)
+    assert step.kind is kind
+
+
+def test_gemv_puts_output_in_n():
+    # ij,j->i: the only output axis goes to n (vectors run along n)
+    (step,) = gemm_steps(plan_for("ij,j->i", np.empty((3, 4)), np.empty(4)))
+    assert step.n.labels == "i" and step.m.axes == ()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint16, np.bool_,
+                                   np.float16, object])
+def test_fallback_named_for_non_native_dtypes(dtype):
+    a = np.ones((3, 4), dtype=dtype)
+    b = np.ones((4, 5), dtype=dtype)
+    plan = plan_for("ij,jk->ik", a, b)
+    assert plan.fallback is not None
+    assert "no native kernel" in plan.fallback.reason
+    assert str(np.dtype(dtype)) in plan.fallback.reason
+    assert "fallback" in str(plan)
+
+
+def test_zero_size_falls_back():
+    plan = plan_for("ij,jk->ik", np.empty((0, 4)), np.empty((4, 5)))
+    assert plan.fallback is not None and "zero-size" in plan.fallback.reason
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_four_real_gemms(dt):
+    a, b = np.empty((3, 4), dt), np.empty((4, 5), dt)
+    (step,) = gemm_steps(plan_for("ij,jk->ik", a, b))
+    assert step.complex_mode == "cc"
+    # strides index the float views: doubled
+    assert step.n.axes[0].strides == (2, 2)
+    calls = []
+    real_gemm = _native.gemm
+
+    def spy(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
+        calls.append((alpha, beta, A.dtype, C.dtype))
+        return real_gemm(A, B, C, m, n, k, batch, alpha, beta)
+
+    from einplan.api import einsum
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(dt)
+    b = (rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))).astype(dt)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_native, "gemm", spy)
+    try:
+        res = einsum("ij,jk->ik", a, b)
+    finally:
+        mp.undo()
+    assert len(calls) == 4
+    assert [c[:2] for c in calls] == [(1.0, 0.0), (-1.0, 1.0), (1.0, 0.0), (1.0, 1.0)]
+    assert all(c[2] == np.dtype(dt).type(0).real.dtype for c in calls)
+    np.testing.assert_allclose(res, a @ b, rtol=1e-5)
+
+
+def test_complex_times_real_two_gemms():
+    a, b = np.empty((3, 4), np.complex128), np.empty((4, 5))
+    (step,) = gemm_steps(plan_for("ij,jk->ik", a, b))
+    assert step.complex_mode == "cr"
+    assert not any(s.kind is KernelKind.COPY for s in plan_for("ij,jk->ik", a, b).steps)
+
+
+def test_mixed_float_cast_recorded():
+    plan = plan_for("ij,jk->ik", np.empty((3, 4), np.float32), np.empty((4, 5)))
+    assert plan.dtype == "float64"
+    copies = [s for s in plan.steps if s.kind is KernelKind.COPY]
+    assert len(copies) == 1 and copies[0].src == 0
+
+
+def test_presum_recorded():
+    # "ab,bc->c": 'a' summed out of A before the GEMV
+    plan = plan_for("ab,bc->c", np.empty((3, 4)), np.empty((4, 5)))
+    red = [s for s in plan.steps if isinstance(s, ReduceStep)]
+    assert len(red) == 1 and red[0].kind is KernelKind.REDUCE and red[0].src == 0
+
+
+def test_single_operand_plans():
+    assert plan_for("ii->i", np.empty((3, 3))).steps[0].as_view
+    assert plan_for("ij->ji", np.empty((3, 4))).steps[0].as_view
+    step = plan_for("ij->", np.empty((3, 4))).steps[0]
+    assert step.kind is KernelKind.REDUCE and not step.as_view
+    step = plan_for("ij->ji", np.empty((3, 4)), out=np.empty((4, 3))).steps[0]
+    assert step.kind is KernelKind.COPY and not step.as_view
+
+
+def test_multi_operand_path_and_intermediate():
+    ops = [np.empty((8, 9)), np.empty((9, 10)), np.empty((10, 11))]
+    plan = plan_for("ij,jk,kl->il", *ops, optimize="greedy")
+    steps = gemm_steps(plan)
+    assert len(steps) == 2 and steps[-1].c == OUT and steps[0].c_buffer is not None
+    plan2 = plan_for("ij,jk,kl->il", *ops, optimize=["einsum_path", (1, 2), (0, 1)])
+    assert plan2.path == ((1, 2), (0, 1))
+    assert gemm_steps(plan2)[0].a_labels + gemm_steps(plan2)[0].b_labels != ""
+
+
+def test_intermediate_written_with_unit_stride_in_n():
+    ops = [np.empty((8, 9)), np.empty((9, 10)), np.empty((10, 11))]
+    for step in gemm_steps(plan_for("ij,jk,kl->il", *ops)):
+        if step.c != OUT:
+            unit = [ax for ax in step.n.axes if ax.strides[-1] == 1]
+            assert unit, step
+
+
+def test_plan_cache_hits_and_thread_safety():
+    a, b = np.empty((3, 4)), np.empty((4, 5))
+    p1 = plan_for("ij,jk->ik", a, b)
+    assert plan_for("ij,jk->ik", np.ones((3, 4)), np.ones((4, 5))) is p1
+    # a different layout is a different plan
+    assert plan_for("ij,jk->ik", np.empty((4, 3)).T, b) is not p1
+    results = []
+
+    def work():
+        for _ in range(50):
+            results.append(plan_for("ij,jk->ik", a, b))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r is p1 for r in results)
+
+
+def test_plan_is_frozen_and_printable():
+    plan = plan_for("bij,bjk->bik", np.empty((2, 3, 4)), np.empty((2, 4, 5)))
+    with pytest.raises(Exception):
+        plan.dtype = "float32"
+    text = str(plan)
+    assert "gemm" in text and "batch=(b:2)" in text
+    assert gemm_steps(plan)[0].batch.role is Role.BATCH
