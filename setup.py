@@ -8,6 +8,7 @@ under cython_kernels/ukr/ carries its own `#pragma GCC target(...)`, and the
 kernel set is chosen at run time by CPU feature bits (ep_dispatch.c).
 """
 import os
+import platform
 import subprocess
 import sys
 import sysconfig
@@ -18,13 +19,18 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNEL_DIR = "cython_kernels"
-# One table of C sources: the framework (ISA-free) and one file per ISA x dtype.
+# One table of C sources: the framework (ISA-free), the portable kernels, and
+# the x86 kernels (one file per ISA x dtype, each with its own target pragma).
 C_SOURCES = [
-    "ep_dispatch.c", "ep_gemm.c", "ep_pack.c", "ep_threads.c",
+    "ep_dispatch.c", "ep_gemm.c", "ep_pack.c", "ep_small.c", "ep_threads.c",
     "ukr/ep_ukr_ref.c",
+]
+X86_SOURCES = [
     "ukr/ep_ukr_avx2_d6x8.c", "ukr/ep_ukr_avx2_s6x16.c",
     "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c",
 ]
+if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
+    C_SOURCES += X86_SOURCES
 BASE_CFLAGS = ["-O3", "-std=c11", "-fno-strict-aliasing", "-Wno-unused-function"]
 
 

@@ -7,6 +7,8 @@ the memory its array can reach.  A bad descriptor is a ValueError, a failed
 allocation a MemoryError -- never a crash.  The GIL is released while C runs.
 Imported by einplan/_native.py only.
 """
+import operator
+
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t, INT64_MAX
@@ -40,12 +42,17 @@ cdef int _fill_group(ep_group_t *g, object axes, int nops, str role) except -1:
         ax = axes[i]
         if len(ax) != nops + 1:
             raise ValueError(f"group {role}: axis {i} needs an extent and {nops} strides, got {ax!r}")
-        e = ax[0]
-        if e < 0:
-            raise ValueError(f"group {role}: axis {i} has negative extent {e}")
-        g.extent[i] = e
-        for j in range(nops):
-            g.stride[j][i] = ax[j + 1]
+        try:
+            # integers only (numpy ints too): a float is a TypeError, never truncated
+            ax = tuple(operator.index(v) for v in ax)
+            e = ax[0]
+            if e < 0:
+                raise ValueError(f"group {role}: axis {i} has negative extent {e}")
+            g.extent[i] = e
+            for j in range(nops):
+                g.stride[j][i] = ax[j + 1]
+        except OverflowError:
+            raise ValueError(f"group {role}: axis {i} {ax!r} does not fit in int64") from None
     return 0
 
 
@@ -86,7 +93,9 @@ cdef int _check_bounds(cnp.ndarray x, str name, object lohi) except -1:
             xlo += span
         else:
             xhi += span
-    if lo * item < xlo or hi * item > xhi:
+    # no real buffer spans 2**62 bytes: such offsets come from a corrupt
+    # as_strided view, and pointer arithmetic on them would wrap
+    if lo * item < xlo or hi * item > xhi or -lo * item >= 2 ** 62 or hi * item >= 2 ** 62:
         raise ValueError(
             f"operand {name}: the descriptor reaches elements {lo}..{hi} from its data pointer, "
             f"outside the array ({xlo // item}..{xhi // item})")
@@ -103,7 +112,7 @@ cdef int _check_span(ep_group_t *g, int op, str role) except -1:
     return 0
 
 
-def gemm(cnp.ndarray A, cnp.ndarray B, cnp.ndarray C, m, n, k, batch,
+def gemm(cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None, m, n, k, batch,
          double alpha=1.0, double beta=0.0, int nthreads=0):
     """C[batch,m,n] = alpha * A[batch,m,k] B[batch,k,n] + beta * C over role
     groups (see einplan/_native.py for the contract)."""
@@ -123,6 +132,9 @@ def gemm(cnp.ndarray A, cnp.ndarray B, cnp.ndarray C, m, n, k, batch,
     N = _group_size(&d.n, "n")
     K = _group_size(&d.k, "k")
     NB = _group_size(&d.batch, "batch")
+    # stride-0 operands stay in bounds at any extent: bound the work itself
+    if int(M) * int(N) * max(int(K), 1) * int(NB) >= 2 ** 63:
+        raise ValueError(f"the GEMM's total size (m {M} x n {N} x k {K} x batch {NB}) overflows int64")
     _check_span(&d.m, 0, "m"); _check_span(&d.m, 1, "m")
     _check_span(&d.n, 0, "n"); _check_span(&d.n, 1, "n")
     _check_span(&d.k, 0, "k"); _check_span(&d.k, 1, "k")
@@ -148,7 +160,7 @@ def gemm(cnp.ndarray A, cnp.ndarray B, cnp.ndarray C, m, n, k, batch,
     return C
 
 
-def ukr(str isa, cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, int64_t k,
+def ukr(str isa, cnp.ndarray a not None, cnp.ndarray b not None, cnp.ndarray c not None, int64_t k,
         int64_t rs_c, int64_t cs_c, double alpha=1.0, double beta=0.0):
     """Run one micro-kernel of `isa` on packed panels (test twin of the C
     call).  a: k*MR values, b: k*NR values, both C-contiguous and 64-byte
@@ -218,9 +230,10 @@ def cache_sizes():
     return dict(l1d=l1, l2=l2, l3=l3)
 
 
-def set_num_threads(int n):
-    if n < 1:
-        raise ValueError(f"number of threads must be >= 1, got {n}")
+def set_num_threads(n):
+    n = operator.index(n)
+    if not 1 <= n <= 2 ** 31 - 1:
+        raise ValueError(f"number of threads must be between 1 and 2**31-1, got {n}")
     ep_set_num_threads(n)
 
 

@@ -114,8 +114,8 @@ int ep_run_ukr(int isa, ep_dtype_t dtype, ep_dim_t k, const void *a,
     if (!ep_isa_supported(isa)) return -1;
     const ep_ukr_set_t *s = ep_sets[isa];
     if (dtype == EP_FLOAT32)
-        s->sgemm(k, a, b, c, rs_c, cs_c, (float)alpha, (float)beta);
+        s->sgemm(k, a, b, s->s_nr, c, rs_c, cs_c, (float)alpha, (float)beta);
     else
-        s->dgemm(k, a, b, c, rs_c, cs_c, alpha, beta);
+        s->dgemm(k, a, b, s->d_nr, c, rs_c, cs_c, alpha, beta);
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "ep_api.h"
 #include "ep_pack.h"
+#include "ep_small.h"
 #include "ukr/ep_ukr.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -145,7 +146,20 @@ typedef struct {
     void *bpack;
     ep_inc_t *noff_b, *noff_c, *nbs_b, *nbs_c, *koff_a, *koff_b;
     ep_inc_t ks_a, ks_b;
+    int direct_b;        // m is small: read full B panels in place
 } ep_shared_t;
+
+// When m has at most this many rows, each element of B is used by so few
+// micro-tiles that packing it costs more than it saves: full NR-wide
+// panels with unit n stride and a regular k stride are read in place.
+// Measured on Zen 4, 2026-11-21, tract 'bij,jk->bik' f32 (m = 77*bs,
+// k = 512, n = 1536), 1 thread, ratio to numpy's merged reshape@ with B
+// read in place / packed: m = 77: 1.13 / 1.02; m = 231: 1.08 / 0.95;
+// m = 462: 0.94 / 1.00; m = 1232: 1.02 / 1.02.
+#define EP_DIRECT_B_MAX_M 256
+#define EP_DIRECT_B(sh, jp, nc, NR)                                          \
+    ((sh)->direct_b && (sh)->nbs_b[jp] == 1 && (sh)->ks_b != EP_IRREGULAR && \
+     ((jp) + 1) * (NR) <= (nc))
 
 // What each thread has for itself: its packed A block, m scatter vectors.
 typedef struct {
@@ -244,6 +258,52 @@ static void ep_batch_offsets(const ep_group_t *g, ep_dim_t bi, ep_inc_t *oa,
     }
 }
 
+// EINPLAN_ALWAYS_PACK=1 sends every call through the packed five loops
+// (no GEMV path, no in-place B): tests compare the paths with it.
+static int ep_always_pack(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("EINPLAN_ALWAYS_PACK");
+        v = e && *e && *e != '0';
+    }
+    return v;
+}
+
+// m == 1 or n == 1: the GEMV path, threads over batches when they are many
+// and small, else over blocks of the output vector.
+static void ep_gemv_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                        ep_dim_t M, ep_dim_t N, ep_dim_t K, ep_dim_t NB, int nt)
+{
+    int n_is_one = N == 1;
+    ep_dim_t J = n_is_one ? M : N;
+    double work = (double)J * (double)K;
+    if (work * (double)NB < 1e5) nt = 1;            // not worth a fork
+    int by_batch = NB >= nt && work < 1e6;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) if (nt > 1)
+#endif
+    {
+        int tid = 0, ntr = 1;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        ntr = omp_get_num_threads();
+#endif
+        for (ep_dim_t bi = by_batch ? tid : 0; bi < NB; bi += by_batch ? ntr : 1) {
+            ep_inc_t oa, ob, oc;
+            ep_batch_offsets(&d->batch, bi, &oa, &ob, &oc);
+            ep_dim_t j0 = 0, j1 = J;
+            if (!by_batch) {                 // slices of whole JB blocks
+                ep_dim_t nblk = (J + EP_GEMV_JB - 1) / EP_GEMV_JB;
+                j0 = nblk * tid / ntr * EP_GEMV_JB;
+                j1 = nblk * (tid + 1) / ntr * EP_GEMV_JB;
+                if (j1 > J) j1 = J;
+            }
+            if (j0 < j1) ep_gemv_at(d, u, n_is_one, oa, ob, oc, j0, j1);
+        }
+    }
+}
+
 ep_status_t ep_gemm(const ep_gemm_desc_t *d)
 {
     const ep_ukr_set_t *u = ep_ukr_set();
@@ -252,6 +312,11 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     ep_dim_t K = ep_group_size(&d->k), NB = ep_group_size(&d->batch);
     if (M == 0 || N == 0 || NB == 0) return EP_OK;
     size_t esize = d->dtype == EP_FLOAT32 ? 4 : 8;
+    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack()) {
+        ep_gemv_all(d, u, M, N, K, NB,
+                    d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
+        return EP_OK;
+    }
 
     // Blocks no larger than the problem, and MC split evenly over the
     // threads when m is what they share out.
@@ -283,7 +348,8 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     if (nt < 1) nt = 1;
 
     int failed = 0;
-    ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    sh_all.direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack();
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1) shared(failed, sh_all)
 #endif

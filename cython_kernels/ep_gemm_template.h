@@ -37,10 +37,12 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                 sh->ks_b = ep_regular_stride(sh->koff_b, kc);
             }
             EP_BARRIER(nt);
-            // pack the kc x nc panel of B, micro-panels shared out
-            EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b, sh->koff_b,
-                           sh->ks_b, npanel * tid / nt,
-                           npanel * (tid + 1) / nt, bp);
+            // pack the kc x nc panel of B, micro-panels shared out; panels
+            // the kernel can read in place (sh->direct_b) are skipped
+            for (ep_dim_t jp = npanel * tid / nt; jp < npanel * (tid + 1) / nt; jp++)
+                if (!EP_DIRECT_B(sh, jp, nc, NR))
+                    EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b,
+                                   sh->koff_b, sh->ks_b, jp, jp + 1, bp);
             EP_BARRIER(nt);
 
             // ic blocks to threads when there are enough; otherwise every
@@ -65,7 +67,10 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                     ep_dim_t j0 = jr * NR;
                     int nr = (int)(nc - j0 < NR ? nc - j0 : NR);
                     ep_inc_t cs = sh->nbs_c[jr];
-                    const T *bpj = bp + jr * NR * kc;
+                    int direct = EP_DIRECT_B(sh, jr, nc, NR);
+                    const T *bpj = direct ? b + sh->koff_b[0] + sh->noff_b[j0]
+                                          : bp + jr * NR * kc;
+                    ep_inc_t ldb = direct ? sh->ks_b : NR;
                     for (ep_dim_t ir = 0; ir < mpanel; ir++) {  // ir: MR of m
                         ep_dim_t i0 = ir * MR;
                         int mr = (int)(mc - i0 < MR ? mc - i0 : MR);
@@ -74,12 +79,13 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                         T *cij = c + tb->moff_c[i0] + sh->noff_c[j0];
                         if (mr == MR && nr == NR && rs != EP_IRREGULAR &&
                             cs != EP_IRREGULAR) {
-                            u->UKR_FIELD(kc, api, bpj, cij, rs, cs, alpha,
-                                         beta_pc);
+                            u->UKR_FIELD(kc, api, bpj, ldb, cij, rs, cs,
+                                         alpha, beta_pc);
                             continue;
                         }
                         // edge or scattered tile: through a private tile
-                        u->UKR_FIELD(kc, api, bpj, ct, NR, 1, alpha, (T)0);
+                        u->UKR_FIELD(kc, api, bpj, ldb, ct, NR, 1, alpha,
+                                     (T)0);
                         for (int i = 0; i < mr; i++) {
                             T *ci = c + tb->moff_c[i0 + i];
                             for (int j = 0; j < nr; j++) {

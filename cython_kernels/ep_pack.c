@@ -40,6 +40,25 @@ void ep_scatter(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
     }
 }
 
+int ep_affine(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
+              ep_inc_t *base, ep_inc_t *stride)
+{
+    int nd = g->ndim;
+    if (nd == 0) { *base = 0; *stride = 0; return 1; }
+    ep_inc_t b = 0;
+    ep_dim_t rest = start, inner = 0;
+    for (int d = nd - 1; d >= 0; d--) {
+        ep_dim_t i = rest % g->extent[d];
+        rest /= g->extent[d];
+        b += i * g->stride[op][d];
+        if (d == nd - 1) inner = i;
+    }
+    if (inner + len > g->extent[nd - 1]) return 0;
+    *base = b;
+    *stride = g->stride[op][nd - 1];
+    return 1;
+}
+
 ep_inc_t ep_regular_stride(const ep_inc_t *off, ep_dim_t len)
 {
     if (len <= 1) return 1;

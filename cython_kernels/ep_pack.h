@@ -18,6 +18,12 @@
 void ep_scatter(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
                 ep_inc_t *off);
 
+// If the offsets of indices [start, start + len) of group g in operand op
+// are base + t * stride (the block lies in one run of the innermost axis),
+// set *base and *stride and return 1; else return 0 (use ep_scatter).
+int ep_affine(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
+              ep_inc_t *base, ep_inc_t *stride);
+
 // For each micro-panel of `width` indices in off[0:len): its single stride,
 // or EP_IRREGULAR.  A panel of one index is regular with stride 1.
 void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,

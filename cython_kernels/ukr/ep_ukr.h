@@ -1,13 +1,15 @@
 // ep_ukr.h -- THE micro-kernel contract (cf. BLIS docs/KernelsHowTo.md).
 //
-//   void ukr(k, a, b, c, rs_c, cs_c, alpha, beta)
+//   void ukr(k, a, b, ldb, c, rs_c, cs_c, alpha, beta)
 //
-//   c(i, j) = alpha * sum_p a[p*MR + i] * b[p*NR + j] + beta * c(i, j)
+//   c(i, j) = alpha * sum_p a[p*MR + i] * b[p*ldb + j] + beta * c(i, j)
 //   for 0 <= i < MR, 0 <= j < NR, where c(i, j) = c[i*rs_c + j*cs_c].
 //
-// - a: packed micro-panel of A, k columns of MR values (column p at a + p*MR),
-//   b: packed micro-panel of B, k rows of NR values (row p at b + p*NR); both
-//   64-byte aligned, fringes already zero-padded by the packing routines.
+// - a: packed micro-panel of A, k columns of MR values (column p at a + p*MR,
+//   64-byte aligned, fringe zero-padded by the packing routine).
+// - b: k rows of NR values, row p at b + p*ldb: a packed micro-panel
+//   (ldb == NR) or, when m is too small to repay packing, B itself where its
+//   n stride is 1 (ldb = B's k stride; no alignment assumed).
 // - The kernel always computes a FULL MR x NR tile.  Edge tiles (m < MR or
 //   n < NR) and tiles whose C offsets are not regular are handled by the
 //   caller, which passes a private row-major tile and copies it out.
@@ -21,11 +23,24 @@
 #include "../ep_types.h"
 
 typedef void (*ep_sgemm_ukr_fn)(ep_dim_t k, const float *a, const float *b,
-                                float *c, ep_inc_t rs_c, ep_inc_t cs_c,
+                                ep_inc_t ldb, float *c, ep_inc_t rs_c, ep_inc_t cs_c,
                                 float alpha, float beta);
 typedef void (*ep_dgemm_ukr_fn)(ep_dim_t k, const double *a, const double *b,
-                                double *c, ep_inc_t rs_c, ep_inc_t cs_c,
+                                ep_inc_t ldb, double *c, ep_inc_t rs_c, ep_inc_t cs_c,
                                 double alpha, double beta);
+
+// Level-1 kernels of the GEMV path (ep_l1_template.h has the contract).
+typedef void (*ep_sdot4_fn)(ep_dim_t k, const float *x, const float *a0,
+                            const float *a1, const float *a2, const float *a3,
+                            float *out);
+typedef void (*ep_ddot4_fn)(ep_dim_t k, const double *x, const double *a0,
+                            const double *a1, const double *a2,
+                            const double *a3, double *out);
+typedef float (*ep_sdot1_fn)(ep_dim_t k, const float *x, const float *a);
+typedef double (*ep_ddot1_fn)(ep_dim_t k, const double *x, const double *a);
+typedef void (*ep_saxpy_fn)(ep_dim_t n, float alpha, const float *a, float *y);
+typedef void (*ep_daxpy_fn)(ep_dim_t n, double alpha, const double *a,
+                            double *y);
 
 typedef enum { EP_ISA_GENERIC = 0, EP_ISA_AVX2 = 1, EP_ISA_AVX512 = 2,
                EP_ISA_COUNT = 3 } ep_isa_t;
@@ -38,6 +53,12 @@ typedef struct {
     int d_mr, d_nr;          // float64 tile
     ep_sgemm_ukr_fn sgemm;
     ep_dgemm_ukr_fn dgemm;
+    ep_sdot4_fn sdot4;
+    ep_ddot4_fn ddot4;
+    ep_sdot1_fn sdot1;
+    ep_ddot1_fn ddot1;
+    ep_saxpy_fn saxpy;
+    ep_daxpy_fn daxpy;
 } ep_ukr_set_t;
 
 // Largest tile any kernel uses, for the stack tile of edge cases.

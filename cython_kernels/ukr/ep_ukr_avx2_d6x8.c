@@ -1,4 +1,4 @@
-// float64 AVX2+FMA micro-kernel, tile 6 x 8 (2 ymm per row of C): 12
+// float64 AVX2+FMA micro-kernel and level-1 kernels, tile 6 x 8 (2 ymm per row of C): 12
 // accumulators + 2 rows of B + 1 broadcast of the 16 ymm registers (the
 // BLIS haswell/zen3 shape).
 #pragma GCC target("avx2,fma")
@@ -18,4 +18,9 @@
 #define V_STOREU(p, v) _mm256_storeu_pd(p, v)
 #define V_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define V_MUL(a, b) _mm256_mul_pd(a, b)
+#define V_ADD(a, b) _mm256_add_pd(a, b)
 #include "ep_ukr_template.h"
+
+// the GEMV path's level-1 kernels for the same ISA and dtype
+#define EP_L1(x) ep_d##x##_avx2
+#include "ep_l1_template.h"

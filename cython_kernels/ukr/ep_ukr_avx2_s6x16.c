@@ -1,4 +1,4 @@
-// float32 AVX2+FMA micro-kernel, tile 6 x 16 (2 ymm per row of C), the
+// float32 AVX2+FMA micro-kernel and level-1 kernels, tile 6 x 16 (2 ymm per row of C), the
 // BLIS haswell/zen3 shape.
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
@@ -17,4 +17,9 @@
 #define V_STOREU(p, v) _mm256_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define V_MUL(a, b) _mm256_mul_ps(a, b)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
 #include "ep_ukr_template.h"
+
+// the GEMV path's level-1 kernels for the same ISA and dtype
+#define EP_L1(x) ep_s##x##_avx2
+#include "ep_l1_template.h"

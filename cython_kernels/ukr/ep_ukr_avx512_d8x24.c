@@ -1,4 +1,4 @@
-// float64 AVX-512F micro-kernel, tile 8 x 24 (3 zmm per row of C).
+// float64 AVX-512F micro-kernel and level-1 kernels, tile 8 x 24 (3 zmm per row of C).
 // Zen 4 runs a zmm FMA as two 256-bit halves: 24 FMAs per k step cover the
 // 4-cycle FMA latency with room to spare; 3 loads + 8 broadcasts per step
 // fit the two load ports.  The tile shape was chosen by measurement
@@ -20,4 +20,9 @@
 #define V_STOREU(p, v) _mm512_storeu_pd(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define V_MUL(a, b) _mm512_mul_pd(a, b)
+#define V_ADD(a, b) _mm512_add_pd(a, b)
 #include "ep_ukr_template.h"
+
+// the GEMV path's level-1 kernels for the same ISA and dtype
+#define EP_L1(x) ep_d##x##_avx512
+#include "ep_l1_template.h"

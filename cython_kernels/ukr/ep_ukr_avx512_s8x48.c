@@ -1,4 +1,4 @@
-// float32 AVX-512F micro-kernel, tile 8 x 48 (3 zmm per row of C).
+// float32 AVX-512F micro-kernel and level-1 kernels, tile 8 x 48 (3 zmm per row of C).
 // Same register map as the f64 8x24 kernel with 16 lanes per zmm.
 #pragma GCC target("avx512f,fma")
 #include <immintrin.h>
@@ -17,4 +17,9 @@
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define V_MUL(a, b) _mm512_mul_ps(a, b)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
 #include "ep_ukr_template.h"
+
+// the GEMV path's level-1 kernels for the same ISA and dtype
+#define EP_L1(x) ep_s##x##_avx512
+#include "ep_l1_template.h"

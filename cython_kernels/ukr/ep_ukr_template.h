@@ -21,7 +21,7 @@
 #endif
 
 void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
-              UKR_T *restrict c, ep_inc_t rs_c, ep_inc_t cs_c,
+              ep_inc_t ldb, UKR_T *restrict c, ep_inc_t rs_c, ep_inc_t cs_c,
               UKR_T alpha, UKR_T beta)
 {
     VEC acc[UKR_MR][UKR_NV];
@@ -43,7 +43,7 @@ void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
         __builtin_prefetch(a + EP_UKR_PREFETCH_A * UKR_MR, 0, 3);
 #pragma GCC unroll 4
         for (int v = 0; v < UKR_NV; v++)
-            bv[v] = V_LOAD(b + v * VL);               // b(p, :) -- one row of B
+            bv[v] = V_LOADU(b + v * VL);              // b(p, :) -- one row of B
 #pragma GCC unroll 16
         for (int i = 0; i < UKR_MR; i++) {
             VEC ai = V_SET1(a[i]);                    // broadcast a(i, p)
@@ -52,7 +52,7 @@ void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
                 acc[i][v] = V_FMA(ai, bv[v], acc[i][v]);  // c(i, :) += a(i) * b(:)
         }
         a += UKR_MR;
-        b += UKR_NR;
+        b += ldb;
     }
 
     VEC va = V_SET1(alpha);

@@ -1,0 +1,512 @@
+"""The whole packed GEMM through `einplan._native.gemm` on role groups built
+from strided numpy views (permuted, reversed, broadcast, sliced with gaps,
+multi-axis, batched, empty), against numpy and `gemm_reference`, with 1 and 2
+threads -- and the two thread counts bitwise identical."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _gemm_util import assert_close, describe, embed, expected, outside_mask, rand  # noqa: E402
+
+import einplan  # noqa: E402
+from einplan import _native  # noqa: E402
+
+K = _native._kernels
+pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
+
+DTYPES = (np.float32, np.float64)
+SENTINEL = -7.25
+
+
+@pytest.fixture
+def restore_threads():
+    prev = einplan.get_num_threads()
+    yield
+    einplan.set_num_threads(prev)
+
+
+# Each case: dtype -> (A, la, B, lb, (C shape, C kind), lc, m, n, k, batch).
+# Labels name the axes of each array; m, n, k, batch list them outer to inner.
+def _plain(dt):
+    return (rand((40, 50), dt, 1), "mk", rand((50, 60), dt, 2), "kn",
+            ((40, 60), "row"), "mn", "m", "n", "k", "")
+
+
+def _permuted(dt):
+    # A a transposed 3-D tensor: m = (a, c) has the k axis between its axes
+    A = rand((9, 48, 6), dt, 3).transpose(2, 1, 0)          # labels a k c
+    return (A, "akc", rand((48, 50), dt, 4), "kn",
+            ((6, 9, 50), "row"), "acn", "ac", "n", "k", "")
+
+
+def _design_doc(dt):
+    # abcd,dbef->aecf: m = (a, c), n = (e, f), k = (d, b); no transposed copies
+    A = rand((5, 6, 6, 8), dt, 5)
+    B = rand((8, 6, 8, 6), dt, 6)
+    return (A, "abcd", B, "dbef", ((5, 8, 6, 6), "strided"), "aecf",
+            "ac", "ef", "db", "")
+
+
+def _reversed(dt):
+    A = rand((70, 40), dt, 7)[::-1, ::-1]
+    B = rand((40, 55), dt, 8)[::-1, :]
+    return (A, "mk", B, "kn", ((70, 55), "reversed"), "mn", "m", "n", "k", "")
+
+
+def _reversed_col(dt):
+    # C column-major and reversed in n; A's k reversed inside a gap
+    A = rand((33, 90), dt, 9)[:, ::-2]
+    B = np.asfortranarray(rand((45, 61), dt, 10))[:, ::-1]
+    return (A, "mk", B, "kn", ((33, 61), "col"), "mn", "m", "n", "k", "")
+
+
+def _broadcast_mn(dt):
+    A = np.broadcast_to(rand(40, dt, 11), (60, 40))          # stride 0 along m
+    B = np.broadcast_to(rand((40, 1), dt, 12), (40, 50))     # stride 0 along n
+    return (A, "mk", B, "kn", ((60, 50), "row"), "mn", "m", "n", "k", "")
+
+
+def _broadcast_k(dt):
+    A = np.broadcast_to(rand((60, 1), dt, 13), (60, 45))     # stride 0 along k
+    B = rand((45, 70), dt, 14)
+    return (A, "mk", B, "kn", ((60, 70), "col"), "mn", "m", "n", "k", "")
+
+
+def _sliced_gaps(dt):
+    # every group multi-axis with gaps: m = (i, j), n = (p, q), k = (k, l)
+    A = rand((9, 12, 40, 3), dt, 15)[1:8:2, ::3, 5:35, ::2]      # i j k l: 4 4 30 2
+    B = rand((90, 4, 5, 14), dt, 16)[::3, 1:3, 1:4, ::2]        # k l p q: 30 2 3 7
+    return (A, "ijkl", B, "klpq", ((4, 4, 3, 7), "strided"), "ijpq",
+            "ij", "pq", "kl", "")
+
+
+def _batch(dt):
+    return (rand((5, 20, 30), dt, 17), "bmk", rand((5, 30, 25), dt, 18), "bkn",
+            ((5, 20, 25), "row"), "bmn", "m", "n", "k", "b")
+
+
+def _batch_2axes(dt):
+    # two batch axes, B broadcast along one, C's batch axes interleaved
+    A = rand((3, 4, 10, 12), dt, 19).transpose(0, 2, 1, 3)      # x m y k
+    B = np.broadcast_to(rand((4, 12, 9), dt, 20), (3, 4, 12, 9))  # x y k n
+    return (A, "xmyk", B, "xykn", ((10, 3, 9, 4), "strided"), "mxny",
+            "m", "n", "k", "xy")
+
+
+def _batch_big(dt):
+    # per-batch GEMMs large enough that threads split each one
+    return (rand((2, 130, 130), dt, 21), "bmk", rand((2, 130, 130), dt, 22), "bkn",
+            ((2, 130, 130), "col"), "bmn", "m", "n", "k", "b")
+
+
+def _thin_m(dt):
+    # fewer m blocks than threads: the threads share the jr loop
+    return (rand((5, 150), dt, 23), "mk", rand((150, 300), dt, 24), "kn",
+            ((5, 300), "row"), "mn", "m", "n", "k", "")
+
+
+def _many_axes(dt):
+    A = rand((2, 2, 2, 2, 2, 2, 9), dt, 25)
+    return (A, "abcdefk", rand((9, 10), dt, 26), "kn",
+            ((2, 2, 2, 2, 2, 2, 10), "strided"), "abcdefn", "abcdef", "n", "k", "")
+
+
+def _outer(dt):
+    # empty k group: extent 1, an outer product
+    return (rand(30, dt, 27), "m", rand(40, dt, 28), "n",
+            ((30, 40), "row"), "mn", "m", "n", "", "")
+
+
+def _no_groups(dt):
+    # every group empty: one scalar product
+    return (rand((), dt, 29), "", rand((), dt, 30), "",
+            ((1,), "row"), "z", "", "", "", "")
+
+
+def _k_zero(dt):
+    return (rand((20, 0), dt, 31), "mk", rand((0, 30), dt, 32), "kn",
+            ((20, 30), "strided"), "mn", "m", "n", "k", "")
+
+
+def _k_zero_big(dt):
+    # k == 0 with C larger than the scaling block (256), batched, 2 threads
+    return (rand((2, 300, 0), dt, 33), "bmk", rand((2, 0, 270), dt, 34), "bkn",
+            ((2, 300, 270), "col"), "bmn", "m", "n", "k", "b")
+
+
+def _k_zero_axis(dt):
+    # k group of two axes, one of extent 0
+    return (rand((20, 5, 0), dt, 35), "mkl", rand((5, 0, 30), dt, 36), "kln",
+            ((20, 30), "row"), "mn", "m", "n", "kl", "")
+
+
+def _k_zero_multiaxis(dt):
+    # k == 0 scaling through multi-axis m and n groups crossing the 256 blocks
+    A = rand((3, 100, 0), dt, 43)
+    B = rand((0, 2, 150), dt, 44)
+    return (A, "abk", B, "kcd", ((3, 2, 100, 150), "strided"), "acbd",
+            "ab", "cd", "k", "")
+
+
+def _empty_m(dt):
+    return (rand((0, 10), dt, 37), "mk", rand((10, 30), dt, 38), "kn",
+            ((0, 30), "row"), "mn", "m", "n", "k", "")
+
+
+def _empty_n(dt):
+    return (rand((20, 10), dt, 39), "mk", rand((10, 0), dt, 40), "kn",
+            ((20, 0), "row"), "mn", "m", "n", "k", "")
+
+
+def _empty_batch(dt):
+    return (rand((0, 4, 5), dt, 41), "bmk", rand((0, 5, 6), dt, 42), "bkn",
+            ((0, 4, 6), "row"), "bmn", "m", "n", "k", "b")
+
+
+CASES = {f.__name__[1:]: f for f in (
+    _plain, _permuted, _design_doc, _reversed, _reversed_col, _broadcast_mn,
+    _broadcast_k, _sliced_gaps, _batch, _batch_2axes, _batch_big, _thin_m,
+    _many_axes, _outer, _no_groups, _k_zero, _k_zero_big, _k_zero_axis, _k_zero_multiaxis,
+    _empty_m, _empty_n, _empty_batch)}
+
+ALPHA_BETA = [(1.0, 0.0), (-0.5, 1.5), (0.75, -1.0)]
+
+
+def _run(case, dt, alpha, beta, nthreads):
+    A, la, B, lb, (cshape, ckind), lc, m, n, k, batch = CASES[case](dt)
+    if lc == "z":                         # the scalar case: C is one element
+        lc = ""
+    C, big = embed(cshape, dt, SENTINEL, kind=ckind)
+    Cv = C.reshape(()) if lc == "" else C
+    c_init = rand(cshape, dt, 99).reshape(Cv.shape)
+    if beta == 0:
+        c_init[...] = np.nan                         # beta == 0 never reads C
+    Cv[...] = c_init
+    outside = outside_mask(C, big)
+    A0, B0 = A.copy(), B.copy()
+    groups = describe(A, la, B, lb, Cv, lc, m, n, k, batch)
+
+    einplan.set_num_threads(nthreads)
+    assert einplan.get_num_threads() == nthreads
+    out = _native.gemm(A, B, Cv, *groups, alpha=alpha, beta=beta)
+    assert out is Cv
+
+    Kx = int(np.prod([ax[0] for ax in groups[2]]))
+    ref, mag = expected(A, la, B, lb, c_init, lc, alpha, beta)
+    assert_close(Cv, ref, mag, Kx, dt)
+    assert (big[outside] == SENTINEL).all(), "GEMM wrote outside C"
+    assert np.array_equal(A, A0) and np.array_equal(B, B0), "GEMM modified an input"
+
+    # the numpy oracle of the same contract agrees within rounding
+    Cr, _ = embed(cshape, dt, SENTINEL, kind=ckind)
+    Crv = Cr.reshape(()) if lc == "" else Cr
+    Crv[...] = c_init
+    _native.gemm_reference(A, B, Crv, *describe(A, la, B, lb, Crv, lc, m, n, k, batch),
+                           alpha=alpha, beta=beta)
+    assert_close(Crv, ref, mag, Kx, dt)
+    return np.array(Cv, copy=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_gemm_groups(restore_threads, case, dtype):
+    for alpha, beta in ALPHA_BETA:
+        r1 = _run(case, dtype, alpha, beta, 1)
+        r2 = _run(case, dtype, alpha, beta, 2)
+        assert np.array_equal(r1, r2), \
+            f"1 and 2 threads differ (max {np.abs(r1 - r2).max() if r1.size else 0})"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_k_zero_beta(restore_threads, dtype):
+    """k == 0: C = beta*C exactly; beta == 0 writes zeros (over NaN)."""
+    for nt in (1, 2):
+        einplan.set_num_threads(nt)
+        # 400 x 300: large enough that 2 threads are used
+        A, B = np.empty((400, 0), dtype), np.empty((0, 300), dtype)
+        for beta in (0.0, 2.0, -0.5):
+            C = rand((400, 300), dtype, 7)
+            C[::7, ::5] = np.nan if beta == 0 else C[::7, ::5]
+            C0 = C.copy()
+            m, n, k, batch = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+            _native.gemm(A, B, C, m, n, k, batch, alpha=3.0, beta=beta)
+            want = np.zeros_like(C0) if beta == 0 else (C0 * dtype(beta))
+            assert np.array_equal(C, want)
+
+
+def test_empty_group_is_extent_one():
+    A = np.array([[2.0]])
+    B = np.array([[3.0]])
+    C = np.array([[5.0]])
+    _native.gemm(A, B, C, (), (), (), (), alpha=1.0, beta=1.0)
+    assert C[0, 0] == 11.0
+
+
+def test_batch_results_are_independent(restore_threads):
+    """Each batch of a batched GEMM equals the same GEMM run alone (bitwise)."""
+    dt = np.float64
+    A, B = rand((7, 33, 41), dt, 1), rand((7, 41, 29), dt, 2)
+    for nt in (1, 2):
+        einplan.set_num_threads(nt)
+        C = np.zeros((7, 33, 29), dt)
+        _native.gemm(A, B, C, *describe(A, "bmk", B, "bkn", C, "bmn", "m", "n", "k", "b"))
+        for i in range(7):
+            Ci = np.zeros((33, 29), dt)
+            _native.gemm(A[i], B[i], Ci, *describe(A[i], "mk", B[i], "kn", Ci, "mn",
+                                                    "m", "n", "k"))
+            assert np.array_equal(C[i], Ci)
+
+
+def test_integer_valued_exact(restore_threads):
+    """Integer data small enough to be exact: any order of summation gives
+    numpy's result exactly, also across KC blocks and threads."""
+    rng = np.random.default_rng(0)
+    for dt in DTYPES:
+        kc = K.blocking(dt)["kc"]
+        A = rng.integers(-3, 4, (61, 2 * kc + 5)).astype(dt)
+        B = rng.integers(-3, 4, (2 * kc + 5, 53)).astype(dt)
+        want = A.astype(np.int64) @ B.astype(np.int64)
+        for nt in (1, 2):
+            einplan.set_num_threads(nt)
+            C = np.full((61, 53), np.nan, dt)
+            _native.gemm(A, B, C, *describe(A, "mk", B, "kn", C, "mn", "m", "n", "k"))
+            assert np.array_equal(C, want.astype(dt))
+
+
+# Small blocking (EINPLAN_BLOCKING=MC,KC,NC) so that every loop -- jc, pc,
+# ic, jr, ir -- runs several blocks with fringes, under every ISA and with
+# 1 and 2 threads; in a subprocess since blocking is read once per ISA.
+_SMALL_BLOCKING_SCRIPT = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from _gemm_util import assert_close, describe, embed, expected, rand
+    import einplan
+    from einplan import _native
+    K = _native._kernels
+    shapes = [(37, 101, 50), (1, 130, 33), (70, 1, 20), (17, 49, 17), (64, 96, 32)]
+    for isa in K.available_isas():
+        K.set_isa(isa)
+        for dt in (np.float32, np.float64):
+            bk = K.blocking(dt)
+            assert bk["kc"] == 16, bk
+            for M, N, Kx in shapes:
+                for kind in ("row", "col", "strided"):
+                    A = rand((M, Kx), dt, M)
+                    B = rand((Kx, N), dt, N)[:, ::-1]
+                    res = []
+                    for nt in (1, 2):
+                        einplan.set_num_threads(nt)
+                        C, big = embed((M, N), dt, -7.25, kind=kind)
+                        C0 = rand((M, N), dt, 3)
+                        C[...] = C0
+                        _native.gemm(A, B, C, *describe(A, "mk", B, "kn", C, "mn",
+                                                        "m", "n", "k"),
+                                     alpha=0.5, beta=-2.0)
+                        ref, mag = expected(A, "mk", B, "kn", C0, "mn", 0.5, -2.0)
+                        assert_close(C, ref, mag, Kx, dt)
+                        assert (big == -7.25).sum() == big.size - C.size, (isa, M, N, Kx)
+                        res.append(C.copy())
+                    assert np.array_equal(res[0], res[1]), (isa, dt, M, N, Kx, kind)
+            # multi-axis groups: blocks start in the middle of an axis
+            A = rand((5, 3, 7, 11), dt, 1)[:, :, ::-1]            # a b c d
+            B = rand((11, 3, 9, 13), dt, 2)[:, :, :, ::2]         # d b e f
+            res = []
+            for nt in (1, 2):
+                einplan.set_num_threads(nt)
+                C, big = embed((5, 9, 7, 7), dt, -7.25, kind="strided")   # a e c f
+                C0 = rand(C.shape, dt, 3)
+                C[...] = C0
+                _native.gemm(A, B, C, *describe(A, "abcd", B, "dbef", C, "aecf",
+                                                "ac", "ef", "db"), alpha=1.5, beta=0.25)
+                ref, mag = expected(A, "abcd", B, "dbef", C0, "aecf", 1.5, 0.25)
+                assert_close(C, ref, mag, 33, dt)
+                assert (big == -7.25).sum() == big.size - C.size, (isa, "multi-axis")
+                res.append(C.copy())
+            assert np.array_equal(res[0], res[1]), (isa, dt, "multi-axis")
+    print("OK")
+""")
+
+
+def test_small_blocking_all_loops():
+    env = dict(os.environ, EINPLAN_BLOCKING="16,16,48")
+    env.pop("EINPLAN_ISA", None)
+    r = subprocess.run([sys.executable, "-c", _SMALL_BLOCKING_SCRIPT,
+                        os.path.dirname(os.path.abspath(__file__))],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr[-3000:]
+
+
+_UNALIGNED_SCRIPT = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from _gemm_util import assert_close, describe, expected
+    from einplan import _native
+    K = _native._kernels
+
+    def unaligned(shape, dt, off, order):
+        dt = np.dtype(dt)
+        n = int(np.prod(shape))
+        buf = np.zeros(n * dt.itemsize + 64, np.uint8)
+        x = buf[off:off + n * dt.itemsize].view(dt).reshape(shape, order=order)
+        assert not x.flags.aligned
+        return x
+
+    rng = np.random.default_rng(0)
+    for isa in K.available_isas():
+        K.set_isa(isa)
+        for dt in (np.float32, np.float64):
+            for M, N, Kx in [(37, 53, 41), (130, 90, 200)]:
+                for order in "CF":
+                    A = unaligned((M, Kx), dt, 1, order)
+                    B = unaligned((Kx, N), dt, 3, order)
+                    C = unaligned((M, N), dt, 5, order)
+                    A[...] = rng.standard_normal(A.shape)
+                    B[...] = rng.standard_normal(B.shape)
+                    C[...] = rng.standard_normal(C.shape)
+                    C0 = C.copy()
+                    try:
+                        _native.gemm(A, B, C, *describe(A, "mk", B, "kn", C, "mn",
+                                                        "m", "n", "k"), alpha=1.0, beta=0.5)
+                    except ValueError:
+                        assert np.array_equal(C, C0)    # refusing is fine too
+                        continue
+                    ref, mag = expected(A, "mk", B, "kn", C0, "mn", 1.0, 0.5)
+                    assert_close(C, ref, mag, Kx, dt)
+    print("OK")
+""")
+
+
+def test_unaligned_operands_never_crash():
+    """numpy allows arrays whose data is not aligned to the itemsize: the
+    kernel computes them correctly (or refuses with ValueError), never
+    faults on an aligned SIMD access."""
+    env = dict(os.environ)
+    env.pop("EINPLAN_ISA", None)
+    r = subprocess.run([sys.executable, "-c", _UNALIGNED_SCRIPT,
+                        os.path.dirname(os.path.abspath(__file__))],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "OK", \
+        f"rc {r.returncode}: {r.stderr[-3000:]}"
+
+
+# ------------------------------------------------------------ m == 1 / n == 1
+# The GEMV path (no packing): dot products when the matrix is contiguous
+# along k, axpy when it is contiguous along the output, a gather otherwise;
+# output blocks of 256 and k blocks of 4096 (ep_small.h), under every ISA.
+
+GEMV_J = [1, 3, 4, 5, 256, 257, 600]
+GEMV_K = [1, 9, 300, 4097]
+GEMV_MAX_WORK = 1_100_000       # skip the largest J x K pairs (runtime)
+
+
+def _gemv_operands(orient, layout, J, Kx, dt, seed):
+    """n1: C[m] = A[m, k] B[k]; m1: C[n] = A[k] B[k, n].  `layout` is that of
+    the matrix: "krow" (contiguous along k), "jrow" (contiguous along the
+    output), "gather" (neither; the vector strided too)."""
+    if layout == "krow":
+        mat = rand((J, Kx), dt, seed)
+    elif layout == "jrow":
+        mat = np.asfortranarray(rand((J, Kx), dt, seed))
+    else:
+        mat = rand((Kx, 2 * J), dt, seed).T[::-2]          # strides (-2, 2J)
+    vec = rand(2 * Kx, dt, seed + 1)
+    vec = vec[::2] if layout == "gather" else vec[:Kx]
+    if orient == "n1":
+        return mat, "mk", vec, "k", "m", "m", "", "k"
+    return vec, "k", mat.T, "kn", "n", "", "n", "k"
+
+
+@pytest.mark.parametrize("layout", ["krow", "jrow", "gather"])
+@pytest.mark.parametrize("orient", ["n1", "m1"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("isa", K.available_isas() if K is not None else [])
+def test_gemv_path(restore_threads, isa, dtype, orient, layout):
+    prev = K.isa()
+    K.set_isa(isa)
+    try:
+        for J in GEMV_J:
+            for Kx in GEMV_K:
+                if J * Kx > GEMV_MAX_WORK:
+                    continue
+                A, la, B, lb, lc, m, n, k = _gemv_operands(orient, layout, J, Kx,
+                                                          dtype, J + Kx)
+                alpha, beta = ALPHA_BETA[(J + Kx) % len(ALPHA_BETA)]
+                res = []
+                for nt in ((1, 2) if J * Kx >= 100_000 else (1,)):
+                    einplan.set_num_threads(nt)
+                    C, big = embed((J,), dtype, SENTINEL, kind="strided")
+                    c_init = rand(J, dtype, 5)
+                    if beta == 0:
+                        c_init[...] = np.nan
+                    C[...] = c_init
+                    _native.gemm(A, B, C, *describe(A, la, B, lb, C, lc, m, n, k),
+                                 alpha=alpha, beta=beta)
+                    ref, mag = expected(A, la, B, lb, c_init, lc, alpha, beta)
+                    assert_close(C, ref, mag, Kx, dtype)
+                    assert (big[outside_mask(C, big)] == SENTINEL).all()
+                    res.append(C.copy())
+                assert all(np.array_equal(res[0], r) for r in res[1:]), \
+                    f"J={J} K={Kx}: 1 and 2 threads differ"
+    finally:
+        K.set_isa(prev)
+
+
+def _gemv_multiaxis(dt):
+    # output group of two axes crossing the 256 block, k of two axes
+    # crossing the 4096 block with a gap (irregular k offsets), batched
+    A = rand((2, 3, 100, 2, 2101), dt, 50)[..., :2100]          # b i j k l
+    B = rand((2, 2, 2100 * 2), dt, 51)[..., ::2]                  # b k l(strided)
+    return (A, "bijkl", B, "bkl", ((2, 3, 100), "reversed"), "bij",
+            "ij", "", "kl", "b")
+
+
+def _gemv_batch_many(dt):
+    # many small GEMVs: threads over batches
+    A = rand((40, 30, 50), dt, 52)
+    B = rand((40, 50), dt, 53)
+    return (A, "bmk", B, "bk", ((40, 30), "col"), "bm", "m", "", "k", "b")
+
+
+def _gemv_m1_batch(dt):
+    # m == 1 with a batch: C[b, n] = A[b, k] B[b, k, n]
+    A = rand((3, 700), dt, 54)[:, ::-1]
+    B = rand((3, 700, 300), dt, 55)
+    return (A, "bk", B, "bkn", ((3, 300), "strided"), "bn", "", "n", "k", "b")
+
+
+def _broadcast_k_of_b(dt):
+    # B broadcast along k: in-place B panels (small m) read with k stride 0
+    A = rand((60, 45), dt, 56)
+    B = np.broadcast_to(rand((1, 70), dt, 57), (45, 70))
+    return (A, "mk", B, "kn", ((60, 70), "row"), "mn", "m", "n", "k", "")
+
+
+def _unaligned_b_rows(dt):
+    # B n-contiguous but its rows not 64-byte aligned (in-place B panels)
+    A = rand((50, 45), dt, 58)
+    B = rand((45, 101), dt, 59)[:, 3:100]
+    return (A, "mk", B, "kn", ((50, 97), "row"), "mn", "m", "n", "k", "")
+
+
+def _large_m_packed_b(dt):
+    # m above the in-place-B limit (256): B packed even when n-contiguous
+    return (rand((300, 40), dt, 60), "mk", rand((40, 70), dt, 61), "kn",
+            ((300, 70), "row"), "mn", "m", "n", "k", "")
+
+
+for _f in (_gemv_multiaxis, _gemv_batch_many, _gemv_m1_batch, _broadcast_k_of_b,
+           _unaligned_b_rows, _large_m_packed_b):
+    CASES[_f.__name__[1:]] = _f
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("case", ["gemv_multiaxis", "gemv_batch_many", "gemv_m1_batch",
+                                  "broadcast_k_of_b", "unaligned_b_rows",
+                                  "large_m_packed_b"])
+def test_gemm_groups_more(restore_threads, case, dtype):
+    test_gemm_groups(None, case, dtype)

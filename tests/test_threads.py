@@ -1,0 +1,206 @@
+"""Thread count (set/get_num_threads, EINPLAN_NUM_THREADS, CPU affinity) and
+show_config()."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import einplan
+from einplan import _native
+
+K = _native._kernels
+pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
+
+HAVE_OMP = K is not None and K.config()["build"].get("openmp", False)
+needs_omp = pytest.mark.skipif(not HAVE_OMP, reason="built without OpenMP: always 1 thread")
+
+
+@pytest.fixture
+def restore_threads():
+    prev = einplan.get_num_threads()
+    yield
+    einplan.set_num_threads(prev)
+    assert einplan.get_num_threads() == prev
+
+
+def _usable_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:        # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _in_subprocess(code, env_extra=None, unset=("EINPLAN_NUM_THREADS",)):
+    env = dict(os.environ)
+    for name in unset:
+        env.pop(name, None)
+    env.update(env_extra or {})
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+# ------------------------------------------------------------ set / get
+
+@needs_omp
+def test_round_trip(restore_threads):
+    for n in (1, 2, 3, 7, 1, 64):
+        einplan.set_num_threads(n)
+        assert einplan.get_num_threads() == n
+        assert _native.get_num_threads() == n
+        assert K.config()["threads"] == n
+
+
+def test_one_thread_always_accepted(restore_threads):
+    einplan.set_num_threads(1)
+    assert einplan.get_num_threads() == 1
+
+
+def test_get_returns_int():
+    n = einplan.get_num_threads()
+    assert type(n) is int and n >= 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, -64, "abc", "0", 2 ** 31, 2 ** 40])
+def test_invalid_values_raise_value_error(restore_threads, bad):
+    einplan.set_num_threads(1)
+    with pytest.raises(ValueError):
+        einplan.set_num_threads(bad)
+    assert einplan.get_num_threads() == 1, "a refused value changed the setting"
+
+
+def test_thread_count_does_not_change_results(restore_threads):
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((150, 120))
+    B = rng.standard_normal((120, 170))
+    out = []
+    for n in (1, 2, 3):
+        einplan.set_num_threads(n)
+        C = np.full((150, 170), np.nan)
+        _native.gemm(A, B, C, ((150, 120, 170),), ((170, 1, 1),), ((120, 1, 170),), ())
+        out.append(C)
+    np.testing.assert_allclose(out[0], A @ B, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
+
+
+def test_concurrent_python_threads(restore_threads):
+    """The GIL is released during a GEMM: GEMMs from several Python threads
+    at once (each with its OpenMP team and packing buffers) are all right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(1)
+    probs = []
+    for i in range(12):
+        M, N, Kx = (int(v) for v in rng.integers(1, 200, 3))
+        dt = (np.float32, np.float64)[i % 2]
+        probs.append((rng.standard_normal((M, Kx)).astype(dt),
+                      rng.standard_normal((Kx, N)).astype(dt)))
+
+    def run(p):
+        A, B = p
+        (M, Kx), N = A.shape, B.shape[1]
+        C = np.full((M, N), np.nan, A.dtype)
+        _native.gemm(A, B, C, ((M, Kx, N),), ((N, 1, 1),), ((Kx, 1, N),), ())
+        return C
+
+    einplan.set_num_threads(2)
+    serial = [run(p) for p in probs]
+    for (A, B), s in zip(probs, serial):
+        np.testing.assert_allclose(s, A.astype(np.float64) @ B, rtol=1e-3, atol=1e-3)
+    with ThreadPoolExecutor(4) as ex:
+        for _ in range(3):
+            for got, want in zip(ex.map(run, probs), serial):
+                assert np.array_equal(got, want)
+
+
+# ------------------------------------------------------------ environment
+
+_GET = "import einplan; print(einplan.get_num_threads())"
+
+
+@needs_omp
+def test_env_honoured():
+    assert _in_subprocess(_GET, {"EINPLAN_NUM_THREADS": "3"}) == "3"
+    assert _in_subprocess(_GET, {"EINPLAN_NUM_THREADS": "1"}) == "1"
+
+
+@needs_omp
+def test_default_is_usable_cpus():
+    assert _in_subprocess(_GET) == str(_usable_cpus())
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "abc", ""])
+def test_env_invalid_falls_back_to_default(value):
+    want = str(_usable_cpus()) if HAVE_OMP else "1"
+    assert _in_subprocess(_GET, {"EINPLAN_NUM_THREADS": value}) == want
+
+
+@needs_omp
+def test_set_overrides_env():
+    code = "import einplan; einplan.set_num_threads(2); print(einplan.get_num_threads())"
+    assert _in_subprocess(code, {"EINPLAN_NUM_THREADS": "5"}) == "2"
+
+
+@needs_omp
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity API")
+def test_default_honours_cpu_affinity():
+    """A process limited to one CPU (taskset, containers) defaults to 1 thread."""
+    code = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
+            "import einplan; print(einplan.get_num_threads())")
+    assert _in_subprocess(code) == "1"
+
+
+# ------------------------------------------------------------ show_config
+
+def test_show_config_stdout(capsys):
+    assert einplan.show_config() is None
+    out = capsys.readouterr().out
+    low = out.lower()
+    cfg = einplan.show_config("dicts")
+    # ISA in use and the available ones
+    assert einplan.isa() in out
+    for isa in K.available_isas():
+        assert isa in out
+    # tiles of every ISA, per dtype
+    assert "mr" in low and "nr" in low
+    for isa in K.available_isas():
+        for dt in (np.float32, np.float64):
+            mr, nr = K.tile(isa, dt)
+            assert f"{mr}x{nr}" in out, (isa, dt)
+    # blocking of the ISA in use
+    for dt in (np.float32, np.float64):
+        b = K.blocking(dt)
+        for key in ("mc", "kc", "nc"):
+            assert f"{key.upper()}={b[key]}" in out
+    # caches
+    assert "l1" in low and "l2" in low and "l3" in low
+    c = cfg["caches"]
+    assert f"{c['l1d'] // 1024} KiB" in out
+    # threads
+    assert f"threads: {einplan.get_num_threads()}" in out
+
+
+def test_show_config_follows_thread_setting(restore_threads, capsys):
+    einplan.set_num_threads(1)
+    einplan.show_config()
+    assert "threads: 1" in capsys.readouterr().out
+
+
+def test_show_config_dicts():
+    cfg = einplan.show_config(mode="dicts")
+    for key in ("isa", "available_isas", "tiles", "blocking", "caches", "threads", "build"):
+        assert key in cfg
+    assert cfg["isa"] == einplan.isa()
+    assert cfg["threads"] == einplan.get_num_threads()
+    assert set(cfg["blocking"]) == {"float32", "float64"}
+    assert set(cfg["caches"]) >= {"l1d", "l2", "l3"}
+    for v in cfg["caches"].values():
+        assert isinstance(v, int) and v >= 0
+
+
+def test_show_config_bad_mode():
+    with pytest.raises(ValueError):
+        einplan.show_config("yaml")
