@@ -20,9 +20,11 @@
 from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum
 from .config import show_config
+from .explain import Report, explain, explain_call
 from .frontends import dot, inner, matmul, outer, tensordot, vdot
 
 __version__ = "0.1.0"
 
 __all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
+           "explain", "explain_call", "Report",
            "isa", "show_config", "set_num_threads", "get_num_threads"]
