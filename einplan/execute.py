@@ -50,7 +50,8 @@ def _dropped_view(arr, labels, sizes_one):
     """``arr`` without its size-1 axes (they carry no data): for np.sum(out=)."""
     if not sizes_one:
         return arr
-    return arr[tuple(0 if one else slice(None) for one in sizes_one)]
+    # the trailing Ellipsis keeps a 0-d *view* when every axis is dropped
+    return arr[tuple(0 if one else slice(None) for one in sizes_one) + (Ellipsis,)]
 
 
 def _strided_like(out):
@@ -70,8 +71,20 @@ def run_plan(plan, operands, out=None):
         opt = opts["optimize"]
         if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
             opt = list(opt)
-        return np.einsum(plan.fallback_subscripts, *operands, out=out, dtype=opts["dtype"],
-                         order=opts["order"], casting=opts["casting"], optimize=opt)
+        elif any(op.dtype != plan.dtype for op in operands):
+            # numpy's optimize path computes intermediates in each operand's
+            # own dtype (a bool operand summed with OR, an int8 one wrapping
+            # at 8 bits) before promoting: 'a,b->' on int64 [2] and bool
+            # [True, True] gives 2, not 4.  Its single loop computes in the
+            # result dtype throughout.
+            opt = False
+        res = np.einsum(plan.fallback_subscripts, *operands, out=out, dtype=opts["dtype"],
+                        order=opts["order"], casting=opts["casting"], optimize=opt)
+        # numpy's optimize path may return a 0-d array where its default
+        # path (and einplan) return a scalar
+        if out is None and isinstance(res, np.ndarray) and res.ndim == 0:
+            return res[()]
+        return res
 
     dtype = np.dtype(plan.dtype)
     target = out
@@ -86,8 +99,8 @@ def run_plan(plan, operands, out=None):
             _run_gemm(step, slots, target, dtype)
         elif isinstance(step, ReduceStep):
             res = _run_reduce(step, slots, target, dtype)
-            if step.as_view:
-                return res
+            if step.as_view:  # numpy returns a 0-d result as a scalar, views too
+                return res[()] if plan.scalar_result else res
         elif isinstance(step, CastStep):
             slots[step.slot] = slots[step.slot].astype(step.dtype)
         else:  # pragma: no cover
@@ -110,6 +123,26 @@ def _overlaps(out, operands):
     return any(np.may_share_memory(out, op) for op in operands)
 
 
+def _operand_view(src, shape, strides):
+    """A view of ``src`` with these byte strides whose ``base`` is ``src``'s, like numpy's.
+
+    numpy.einsum returns ``ii->i`` / ``ij->ji`` as a view with ``view.base is
+    a.base`` that is writeable exactly when ``a`` is; ``as_strided`` would
+    give a private base object instead.
+    """
+    owner = src
+    while isinstance(owner.base, np.ndarray) and not owner.flags.owndata:
+        owner = owner.base
+    offset = src.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    try:
+        view = np.ndarray(shape, src.dtype, buffer=owner, offset=offset, strides=strides)
+    except (TypeError, ValueError, BufferError):  # owner exports no plain buffer
+        return as_strided(src, shape=shape, strides=strides, writeable=src.flags.writeable)
+    if view.flags.writeable and not src.flags.writeable:
+        view.flags.writeable = False
+    return view
+
+
 def _run_reduce(step, slots, target, dtype):
     src = slots[step.src]
     if step.as_view:
@@ -118,8 +151,7 @@ def _run_reduce(step, slots, target, dtype):
         st = dict(zip(step.src_labels, step.src_strides))
         shape = tuple(sizes.get(c, 1) for c in step.dst_labels)
         item = src.itemsize
-        return as_strided(src, shape=shape,
-                          strides=tuple(st.get(c, 0) * item for c in step.dst_labels))
+        return _operand_view(src, shape, tuple(st.get(c, 0) * item for c in step.dst_labels))
     view = _view(src, step.src_shape, step.src_strides)
     if step.dst == OUT:
         dst = target

@@ -40,17 +40,53 @@ def describe(arr: np.ndarray) -> OperandInfo:
                        flags.c_contiguous, flags.f_contiguous)
 
 
+_PTRDIFF_MAX = 2**63 - 1
+
+
+def check_span(info: OperandInfo, what: str) -> None:
+    """ValueError if the array's shape and strides claim more bytes than a pointer spans.
+
+    numpy never builds such an array itself, but ``as_strided`` can (e.g.
+    strides of 2**62 bytes); reading through it would wrap pointer
+    arithmetic.  Broadcast (stride 0) and size-0 arrays span nothing.
+    """
+    if info.strides is None or 0 in info.shape:
+        return
+    span = sum((e - 1) * abs(st) for e, st in zip(info.shape, info.strides))
+    nbytes = (span + 1) * info.dtype.itemsize
+    if nbytes > _PTRDIFF_MAX:
+        raise ValueError(
+            f"{what} with shape {info.shape} and element strides {info.strides} "
+            f"spans {nbytes} bytes, more than a pointer can address")
+
+
 def describe_operands(operands) -> tuple[OperandInfo, ...]:
     return tuple(describe(op) for op in operands)
 
 
-def check_options(order, casting):
-    """ValueErrors worded like numpy's for bad ``order=`` / ``casting=``."""
-    if order not in _ORDERS:
+def check_options(order, casting) -> tuple[str, str]:
+    """Normalized ``(order, casting)``; errors worded like numpy's.
+
+    As numpy: ``order`` is case-insensitive ('c' == 'C'), None means 'K',
+    bytes are decoded; a non-string is a TypeError, an unknown value a
+    ValueError.  ``casting`` is case-sensitive.
+    """
+    if order is None:
+        order = "K"
+    if isinstance(order, bytes):
+        order = order.decode("latin-1")
+    if not isinstance(order, str):
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    if order.upper() not in _ORDERS:
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if isinstance(casting, bytes):
+        casting = casting.decode("latin-1")
+    if not isinstance(casting, str):
+        raise TypeError(f"casting must be str, not {type(casting).__name__}")
     if casting not in _CASTINGS:
         raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
                          f"'unsafe' (got {casting!r})")
+    return order.upper(), casting
 
 
 def resolve_dtype(dtypes, dtype=None, casting="safe", out_dtype=None) -> np.dtype:

@@ -54,10 +54,17 @@ def pairwise_path(terms, output, sizes, optimize=True) -> tuple[tuple[int, ...],
 
 
 def _check_explicit(path, n):
+    """Exception classes as numpy's einsum: an operand position out of range is
+    an IndexError, a path that leaves operands uncontracted a RuntimeError."""
     live = n
     for c in path:
-        if not c or any(not 0 <= i < live for i in c) or len(set(c)) != len(c):
+        if not c or len(set(c)) != len(c):
             raise ValueError(f"invalid contraction {c} in einsum path for {n} operands")
+        bad = [i for i in c if not 0 <= i < live]
+        if bad:
+            raise IndexError(f"invalid contraction {c} in einsum path: operand position "
+                             f"{bad[0]} is out of range for {live} remaining operand(s)")
         live -= len(c) - 1
     if live != 1:
-        raise ValueError(f"einsum path leaves {live} operands, expected 1")
+        raise RuntimeError(f"Invalid einsum_path is specified: {live - 1} more operands "
+                           "has to be contracted.")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .layout import merge_axes
-from .operands import check_options, optimize_key, plan_key, resolve_dtype
+from .operands import check_options, check_span, optimize_key, plan_key, resolve_dtype
 from .path import pairwise_path
 from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, Plan,
                    ReduceStep)
@@ -51,7 +51,7 @@ class Options:
 
     @classmethod
     def make(cls, dtype=None, order="K", casting="safe", optimize=True):
-        check_options(order, casting)
+        order, casting = check_options(order, casting)
         return cls(None if dtype is None else np.dtype(dtype), order, casting,
                    optimize_key(optimize))
 
@@ -98,6 +98,7 @@ class _Builder:
         self.sizes = spec.sizes
         self.steps = []
         self.n_slots = len(infos)
+        self.k_order = None   # output labels in numpy's order='K' memory order (outer first)
 
     def new_slot(self):
         self.n_slots += 1
@@ -129,9 +130,18 @@ def _letters(spec) -> str:
 
 def _build_plan(spec, infos, options, out_info) -> Plan:
     sizes = spec.sizes
+    for i, info in enumerate(infos):
+        check_span(info, f"operand {i}")
+    if out_info is not None:
+        check_span(out_info, "out")
     shape = tuple(sizes[c] for c in spec.output)
     out_dtype = None if out_info is None else out_info.dtype
-    dtype = resolve_dtype([i.dtype for i in infos], options.dtype, options.casting, out_dtype)
+    if _is_pure_view(spec, infos, out_info):
+        # numpy returns the operand's view and ignores dtype= / casting=
+        dtype = infos[0].dtype
+    else:
+        dtype = resolve_dtype([i.dtype for i in infos], options.dtype, options.casting,
+                              out_dtype)
     if out_info is not None and out_info.shape != shape:
         raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
 
@@ -158,6 +168,8 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
         return _fallback(spec, shape, dtype, options, "zero-size dimension")
 
     b = _Builder(spec, infos, options, out_info)
+    if out_info is None and options.order == "K":
+        b.k_order = numpy_k_order(spec, infos, out_eff_labels(spec))
     is_complex = dtype in _COMPLEX
     real_dtype = _COMPLEX.get(dtype, dtype)
     out_eff = "".join(c for c in spec.output if sizes[c] != 1)
@@ -250,6 +262,63 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
                 fallback_subscripts=_letters(spec), n_slots=b.n_slots)
 
 
+def out_eff_labels(spec) -> str:
+    """The output term without its size-1 labels (they carry no layout)."""
+    return "".join(c for c in spec.output if spec.sizes[c] != 1)
+
+
+def numpy_k_order(spec, infos, out_labels) -> str:
+    """``out_labels`` in the memory order numpy.einsum gives an order='K' output.
+
+    numpy iterates over the output labels then the summed labels (ascending
+    code) and sorts these axes the way its nditer does for 'K': a stable
+    insertion sort from the innermost axis, where two axes are compared only
+    in operands that have a nonzero stride for both (smaller |stride| =
+    inner; operands that disagree -> C order wins; no such operand ->
+    ambiguous, keep looking).  ``'...ft,mf->...mt'`` on Fortran operands ->
+    't', ..., 'm' (neither C nor F contiguous), as numpy.
+    """
+    summed = sorted(set("".join(spec.inputs)) - set(spec.output))
+    iter_labels = list(spec.output) + summed
+    views = [dict(zip(*_label_strides(t, i))) for t, i in zip(spec.inputs, infos)]
+    strides = {c: [v.get(c, 0) for v in views] for c in iter_labels}
+    perm = list(reversed(iter_labels))  # innermost first
+    for i0 in range(1, len(perm)):
+        s0 = strides[perm[i0]]
+        ipos = i0
+        for i1 in range(i0 - 1, -1, -1):
+            s1 = strides[perm[i1]]
+            ambig, swap = True, False
+            for a, c in zip(s0, s1):
+                if a and c:
+                    if abs(c) <= abs(a):
+                        swap = False
+                    elif ambig:
+                        swap = True
+                    ambig = False
+            if not ambig:
+                if swap:
+                    ipos = i1
+                else:
+                    break
+        if ipos != i0:
+            perm.insert(ipos, perm.pop(i0))
+    return "".join(c for c in reversed(perm) if c in out_labels)
+
+
+def _label_strides(term, info):
+    """(labels, strides) of one operand: diagonals summed, broadcast axes stride 0."""
+    labels, strides = [], []
+    for c, e, st in zip(term, info.shape, info.strides):
+        st = 0 if e == 1 else st
+        if c in labels:
+            strides[labels.index(c)] += st
+        else:
+            labels.append(c)
+            strides.append(st)
+    return labels, strides
+
+
 def _reduce(b, st, summed, cast_to):
     """Pre-sum ``summed`` out of slot ``st`` (and/or cast it): a ReduceStep to a new slot.
 
@@ -289,6 +358,16 @@ def _reduce_to_out(b, st, out_eff, out_fixed, is_complex):
     return buf
 
 
+def _is_pure_view(spec, infos, out_info) -> bool:
+    """numpy.einsum's view case: one operand, no out=, every label in the output.
+
+    ``ii->i``, ``ij->ji``, ``...`` are returned as views of the operand (in
+    its dtype, whatever ``dtype=`` says); ``ij->i`` is not, even when j has
+    extent 1 (the result is a new array the caller may write to).
+    """
+    return len(infos) == 1 and out_info is None and set(spec.inputs[0]) <= set(spec.output)
+
+
 def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
     """``ii->i``, ``ij->ji``, ``ij->``: diagonal view, then numpy sum / copy.
 
@@ -304,7 +383,7 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
     src_strides = tuple(v.strides[pos[c]] for c in src_labels)
     src_shape = tuple(sizes[c] for c in src_labels)
     sum_axes = tuple(range(len(out_eff), len(src_labels)))
-    as_view = not summed and out_info is None and (options.dtype is None or dtype == info.dtype)
+    as_view = _is_pure_view(spec, (info,), out_info)
     out_cast = out_info is not None and (out_info.dtype != dtype or out_info.strides is None)
     buf = None
     if out_info is None or out_cast:
@@ -321,7 +400,7 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
     step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
                       buf, kind, as_view=as_view)
     return Plan(spec.inputs, spec.output, shape, str(dtype), buf, steps=(step,),
-                out_cast=out_cast, scalar_result=(len(shape) == 0 and not as_view),
+                out_cast=out_cast, scalar_result=(len(shape) == 0),
                 options=_opts_tuple(options), fallback_subscripts=_letters(spec), n_slots=1)
 
 
@@ -399,7 +478,10 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     cf = None
     if c_fixed is not None:
         cf = {c: f * c_fixed[c] for c in c_labels}
-    c_orders = [c_labels] if final else []
+    c_orders = []
+    if final:
+        # numpy's 'K' layout first (ties go to it), then plain C order
+        c_orders = [o for o in (b.k_order, c_labels) if o is not None and set(o) == set(c_labels)]
     swapped, layout, sc, order = orient_step(roles, sizes, x.kstrides(), y.kstrides(), cf,
                                              c_orders, f)
     A, B = (y, x) if swapped else (x, y)

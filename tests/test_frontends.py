@@ -369,3 +369,120 @@ def test_dot_out_must_be_exact(einplan_api):
             np.dot(a, b, out=bad)
         with pytest.raises(ValueError):
             frontends.dot(a, b, out=bad)
+
+
+# ---------------------------------------------------------------- properties
+# The public wrappers against numpy on random shapes (incl. size 0 and 1 and
+# broadcasting batch axes), layouts (Fortran, negative, sliced, permuted,
+# stride-0) and dtypes; errors must have numpy's exception class.
+
+from hypothesis import given, note  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from _einsum_strategies import DTYPES, LAYOUTS, in_layout  # noqa: E402
+
+_EXTENT = st.sampled_from([0, 1, 1, 2, 3, 4, 5, 7])
+
+
+def _arrays(draw, shapes):
+    dts = [draw(st.sampled_from(DTYPES)) for _ in shapes]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    ops = []
+    for shape, dt in zip(shapes, dts):
+        layout = draw(st.sampled_from(LAYOUTS))
+        ops.append(in_layout(rng, shape, dt, layout))
+        note(f"{tuple(shape)} {np.dtype(dt)} {layout} strides {ops[-1].strides}")
+    return ops
+
+
+def _compare(einplan_fn, numpy_fn, *args, **kwargs):
+    try:
+        expected = numpy_fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the class is what is compared
+        with pytest.raises(type(exc)):
+            einplan_fn(*args, **kwargs)
+        return
+    got = einplan_fn(*args, **kwargs)
+    k = max([1] + [e for op in args if isinstance(op, np.ndarray) for e in op.shape])
+    assert type(got) is type(expected)
+    assert np.shape(got) == np.shape(expected)
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+    if np.asarray(expected).dtype.kind in "biu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        eps = np.finfo(np.asarray(expected).dtype).eps
+        scale = max([1.0] + [float(np.max(np.abs(op))) for op in args
+                             if isinstance(op, np.ndarray) and op.size])
+        np.testing.assert_allclose(got, expected, rtol=8 * k * eps,
+                                   atol=8 * k * eps * scale * scale)
+
+
+@st.composite
+def _batch_shapes(draw, core_a, core_b):
+    """Broadcast-compatible batch shapes for matmul, size-1 axes included."""
+    nb = draw(st.integers(0, 2))
+    full = [draw(_EXTENT) for _ in range(nb)]
+    ba = [1 if draw(st.booleans()) else e for e in full][draw(st.integers(0, nb)):]
+    bb = [1 if draw(st.booleans()) else e for e in full][draw(st.integers(0, nb)):]
+    return tuple(ba) + core_a, tuple(bb) + core_b
+
+
+@given(st.data())
+def test_matmul_property(data):
+    m, k, n = data.draw(_EXTENT), data.draw(_EXTENT), data.draw(_EXTENT)
+    core_a = data.draw(st.sampled_from([(k,), (m, k)]))
+    core_b = data.draw(st.sampled_from([(k,), (k, n)]))
+    shape_a, shape_b = data.draw(_batch_shapes(core_a, core_b)) \
+        if len(core_a) == 2 and len(core_b) == 2 else (core_a, core_b)
+    a, b = _arrays(data.draw, [shape_a, shape_b])
+    _compare(frontends.matmul, np.matmul, a, b)
+
+
+@given(st.data())
+def test_dot_and_inner_property(data):
+    k = data.draw(_EXTENT)
+    shape_a = tuple(data.draw(st.lists(_EXTENT, max_size=2))) + (k,)
+    shape_b = data.draw(st.sampled_from([(k,), (data.draw(_EXTENT), k, data.draw(_EXTENT))]))
+    if data.draw(st.booleans()):
+        shape_a = ()  # 0-d operand: elementwise product
+    a, b = _arrays(data.draw, [shape_a, shape_b])
+    _compare(frontends.dot, np.dot, a, b)
+    # inner contracts the LAST axis of both
+    b_inner = np.moveaxis(b, -2, -1) if b.ndim > 1 else b
+    _compare(frontends.inner, np.inner, a, b_inner)
+
+
+@given(st.data())
+def test_tensordot_property(data):
+    shape_a = tuple(data.draw(st.lists(_EXTENT, max_size=4)))
+    n_axes = data.draw(st.integers(0, len(shape_a)))
+    axes_a = data.draw(st.permutations(range(len(shape_a))))[:n_axes]
+    perm_b = data.draw(st.permutations(range(n_axes)))
+    extra = tuple(data.draw(st.lists(_EXTENT, max_size=2)))
+    shape_b = tuple(shape_a[axes_a[p]] for p in perm_b) + extra
+    axes_b = [perm_b.index(i) for i in range(n_axes)]
+    a, b = _arrays(data.draw, [shape_a, shape_b])
+    axes = data.draw(st.sampled_from([(list(axes_a), axes_b),
+                                      ([ax - len(shape_a) for ax in axes_a], axes_b)]))
+    _compare(frontends.tensordot, np.tensordot, a, b, axes)
+
+
+@given(st.data())
+def test_outer_and_vdot_property(data):
+    shape_a = tuple(data.draw(st.lists(_EXTENT, max_size=3)))
+    shape_b = tuple(data.draw(st.lists(_EXTENT, max_size=3)))
+    a, b = _arrays(data.draw, [shape_a, shape_b])
+    _compare(frontends.outer, np.outer, a, b)
+    b2 = _arrays(data.draw, [shape_a])[0]
+    _compare(frontends.vdot, np.vdot, a, b2)
+
+
+@given(st.data())
+def test_matmul_out_property(data):
+    m, k, n = data.draw(_EXTENT), data.draw(_EXTENT), data.draw(_EXTENT)
+    a, b = _arrays(data.draw, [(m, k), (k, n)])
+    res = np.matmul(a, b)
+    out_layout = data.draw(st.sampled_from(["C", "F", "negative", "sliced", "permuted"]))
+    out = in_layout(np.random.default_rng(1), res.shape, res.dtype, out_layout)
+    assert frontends.matmul(a, b, out=out) is out
+    _compare(lambda *x: out.copy(), lambda *x: res, a, b)
