@@ -2,7 +2,12 @@
 //
 // Default: the CPUs this process may run on (sched_getaffinity, so a
 // container or `taskset` limit is honoured), overridden by
-// EINPLAN_NUM_THREADS, then by einplan.set_num_threads().
+// EINPLAN_NUM_THREADS, then by einplan.set_num_threads().  The OpenMP
+// runtime's own limit caps it (omp_get_max_threads: OMP_NUM_THREADS,
+// omp_set_num_threads), so threadpoolctl's threadpool_limits() on the
+// OpenMP library einplan loads limits einplan too; einplan's own setting
+// is passed on to the runtime (omp_set_num_threads) so it is not capped
+// by the runtime's default.
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdlib.h>
@@ -32,16 +37,26 @@ int ep_get_num_threads(void)
     if (ep_nthreads <= 0) {
         const char *env = getenv("EINPLAN_NUM_THREADS");
         int n = env ? atoi(env) : 0;
-        ep_nthreads = n > 0 ? n : ep_usable_cpus();
+        if (n > 0)
+            ep_set_num_threads(n);
+        else
+            ep_nthreads = ep_usable_cpus();
     }
 #ifndef _OPENMP
     return 1;
 #else
-    return ep_nthreads;
+    int cap = omp_get_max_threads();
+    return cap > 0 && cap < ep_nthreads ? cap : ep_nthreads;
 #endif
 }
 
-void ep_set_num_threads(int n) { ep_nthreads = n > 0 ? n : ep_usable_cpus(); }
+void ep_set_num_threads(int n)
+{
+    ep_nthreads = n > 0 ? n : ep_usable_cpus();
+#ifdef _OPENMP
+    omp_set_num_threads(ep_nthreads);
+#endif
+}
 
 int ep_have_openmp(void)
 {
