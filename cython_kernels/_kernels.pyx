@@ -112,52 +112,202 @@ cdef int _check_span(ep_group_t *g, int op, str role) except -1:
     return 0
 
 
+cdef int _reach_ok(cnp.ndarray x, int64_t lo, int64_t hi) except -1:
+    """Fast check at each call: elements lo..hi from x's data pointer lie in
+    the memory x's own shape and strides reach (all in C, no Python ints)."""
+    cdef int d, nd = cnp.PyArray_NDIM(x)
+    cdef int64_t item = cnp.PyArray_ITEMSIZE(x), xlo = 0, xhi = 0, span
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(x)
+    cdef cnp.npy_intp *strides = cnp.PyArray_STRIDES(x)
+    if cnp.PyArray_SIZE(x) == 0:
+        raise ValueError("an operand is empty but the descriptor reads it")
+    for d in range(nd):
+        if __builtin_mul_overflow(<int64_t>(shape[d] - 1), <int64_t>strides[d], &span):
+            raise ValueError("an operand's strides overflow int64")
+        if span < 0:
+            xlo += span
+        else:
+            xhi += span
+    # lo, hi were bounded by 2**62 / item at construction: no overflow here
+    if lo * item < xlo or hi * item > xhi:
+        raise ValueError(
+            f"the descriptor reaches elements {lo}..{hi} from an operand's data pointer, "
+            f"outside the array ({xlo // item}..{xhi // item})")
+    return 0
+
+
+cdef extern from *:
+    bint __builtin_mul_overflow(int64_t a, int64_t b, int64_t *res) nogil
+
+
+cdef class GemmCall:
+    """One GEMM descriptor, validated once (extents, overflow, strides) and
+    then run many times on arrays of the planned dtype and layout: the plan
+    cache keeps these, so a call only checks dtypes, bounds and writeability
+    in C before the kernel runs.  See einplan/_native.py for the contract."""
+    cdef ep_groups_t groups
+    cdef ep_gemm_desc_t d
+    cdef int64_t lo[3]
+    cdef int64_t hi[3]
+    cdef int type_num
+    cdef bint reads_ab, writes_c
+    cdef readonly object dtype
+    cdef readonly int64_t M, N, K, NB
+
+    def __init__(self, dtype, m, n, k, batch, double alpha=1.0, double beta=0.0):
+        self.dtype = np.dtype(dtype)
+        if self.dtype == np.float64:
+            self.d.dtype = EP_FLOAT64
+        elif self.dtype == np.float32:
+            self.d.dtype = EP_FLOAT32
+        else:
+            raise TypeError(f"the packed kernels take float32 or float64, not {self.dtype}")
+        self.type_num = self.dtype.num
+        _fill_group(&self.groups.m, m, 2, "m")
+        _fill_group(&self.groups.n, n, 2, "n")
+        _fill_group(&self.groups.k, k, 2, "k")
+        _fill_group(&self.groups.batch, batch, 3, "batch")
+        self.M = _group_size(&self.groups.m, "m")
+        self.N = _group_size(&self.groups.n, "n")
+        self.K = _group_size(&self.groups.k, "k")
+        self.NB = _group_size(&self.groups.batch, "batch")
+        # stride-0 operands stay in bounds at any extent: bound the work itself
+        if int(self.M) * int(self.N) * max(int(self.K), 1) * int(self.NB) >= 2 ** 63:
+            raise ValueError(f"the GEMM's total size (m {self.M} x n {self.N} x k {self.K} x "
+                             f"batch {self.NB}) overflows int64")
+        _check_span(&self.groups.m, 0, "m"); _check_span(&self.groups.m, 1, "m")
+        _check_span(&self.groups.n, 0, "n"); _check_span(&self.groups.n, 1, "n")
+        _check_span(&self.groups.k, 0, "k"); _check_span(&self.groups.k, 1, "k")
+        _check_span(&self.groups.batch, 0, "batch"); _check_span(&self.groups.batch, 1, "batch")
+        _check_span(&self.groups.batch, 2, "batch")
+        reach = (_reach(&self.groups.k, 0, _reach(&self.groups.m, 0, _reach(&self.groups.batch, 0, (0, 0)))),
+                 _reach(&self.groups.n, 0, _reach(&self.groups.k, 1, _reach(&self.groups.batch, 1, (0, 0)))),
+                 _reach(&self.groups.n, 1, _reach(&self.groups.m, 1, _reach(&self.groups.batch, 2, (0, 0)))))
+        item = self.dtype.itemsize
+        for i in range(3):
+            lo, hi = reach[i]
+            # no real buffer spans 2**62 bytes: such offsets come from a
+            # corrupt as_strided view, and pointer arithmetic would wrap
+            if -lo * item >= 2 ** 62 or hi * item >= 2 ** 62:
+                raise ValueError(f"operand {'ABC'[i]}: the descriptor reaches elements {lo}..{hi}, "
+                                 "beyond any buffer")
+            self.lo[i] = lo
+            self.hi[i] = hi
+        self.writes_c = self.M > 0 and self.N > 0 and self.NB > 0
+        self.reads_ab = self.writes_c and self.K > 0
+        self.d.alpha = alpha
+        self.d.beta = beta
+        self.d.b_packed = NULL
+        self.d.g = &self.groups
+
+    cdef int _check(self, cnp.ndarray A, object B, cnp.ndarray C) except -1:
+        if (cnp.PyArray_TYPE(A) != self.type_num or cnp.PyArray_TYPE(C) != self.type_num
+                or (B is not None and cnp.PyArray_TYPE(<cnp.ndarray>B) != self.type_num)):
+            raise TypeError(f"A, B and C must be {self.dtype} arrays, got {A.dtype}, "
+                            f"{getattr(B, 'dtype', 'prepacked')}, {C.dtype}")
+        if not cnp.PyArray_ISWRITEABLE(C):
+            raise ValueError("output array C is read-only")
+        if self.reads_ab:
+            _reach_ok(A, self.lo[0], self.hi[0])
+            if B is not None:
+                _reach_ok(<cnp.ndarray>B, self.lo[1], self.hi[1])
+        if self.writes_c:
+            _reach_ok(C, self.lo[2], self.hi[2])
+        return 0
+
+    cdef int _run(self, ep_gemm_desc_t *d, int nthreads) except -1:
+        cdef ep_status_t st
+        d.nthreads = nthreads
+        with nogil:
+            st = ep_gemm(d)
+        if st == EP_ERR_NOMEM:
+            raise MemoryError("einplan: could not allocate packing buffers")
+        if st != EP_OK:
+            raise ValueError("einplan: invalid GEMM descriptor")
+        return 0
+
+    def __call__(self, cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None,
+                 int nthreads=0):
+        """C = alpha * A.B + beta * C for this descriptor; returns C."""
+        cdef ep_gemm_desc_t d = self.d
+        self._check(A, B, C)
+        d.a = cnp.PyArray_DATA(A)
+        d.b = cnp.PyArray_DATA(B)
+        d.c = cnp.PyArray_DATA(C)
+        self._run(&d, nthreads)
+        return C
+
+    def with_packed_b(self, cnp.ndarray A not None, PackedB B not None, cnp.ndarray C not None,
+                      int nthreads=0):
+        """The same GEMM with B given as a PackedB made for this descriptor."""
+        cdef ep_gemm_desc_t d = self.d
+        if B.signature != self.signature():
+            raise ValueError("this packed operand was packed for another layout, dtype or "
+                             "kernel set; pack it again")
+        self._check(A, None, C)
+        d.a = cnp.PyArray_DATA(A)
+        d.b = NULL
+        d.b_packed = cnp.PyArray_DATA(B.buffer)
+        d.c = cnp.PyArray_DATA(C)
+        self._run(&d, nthreads)
+        return C
+
+    def signature(self):
+        """What a prepacked B depends on: dtype, kernel set, blocking, k/n/batch extents."""
+        return (self.dtype.str, isa(), tuple(blocking(self.dtype).values()),
+                int(self.K), int(self.N), int(self.NB))
+
+    def pack_b(self, cnp.ndarray B not None):
+        """Pack B once into the kernel's panel format (a PackedB that holds no
+        reference to B)."""
+        cdef ep_gemm_desc_t d = self.d
+        cdef ep_status_t st
+        if cnp.PyArray_TYPE(B) != self.type_num:
+            raise TypeError(f"B must be a {self.dtype} array, got {B.dtype}")
+        if self.reads_ab:
+            _reach_ok(B, self.lo[1], self.hi[1])
+        cdef int64_t elems = ep_packed_b_size(&d)
+        item = self.dtype.itemsize
+        raw = np.empty(elems * item + 64, dtype=np.uint8)
+        off = (-raw.ctypes.data) % 64              # 64-byte aligned panels
+        buf = raw[off:off + elems * item]
+        d.b = cnp.PyArray_DATA(B)
+        cdef void *pbuf = cnp.PyArray_DATA(buf)
+        with nogil:
+            st = ep_pack_b_all(&d, pbuf)
+        if st == EP_ERR_NOMEM:
+            raise MemoryError("einplan: could not allocate packing scratch")
+        return PackedB(buf, self.signature(), B.nbytes)
+
+
+cdef class PackedB:
+    """B in the micro-kernel's panel format, packed once (opaque)."""
+    cdef readonly cnp.ndarray buffer
+    cdef readonly object signature
+    cdef readonly int64_t original_nbytes
+
+    def __init__(self, cnp.ndarray buffer, signature, int64_t original_nbytes):
+        self.buffer = buffer
+        self.signature = signature
+        self.original_nbytes = original_nbytes
+
+    @property
+    def nbytes(self):
+        return self.buffer.nbytes
+
+    def __repr__(self):
+        return (f"<PackedB {self.buffer.nbytes} bytes (original {self.original_nbytes}) "
+                f"for {self.signature}>")
+
+
 def gemm(cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None, m, n, k, batch,
          double alpha=1.0, double beta=0.0, int nthreads=0):
     """C[batch,m,n] = alpha * A[batch,m,k] B[batch,k,n] + beta * C over role
-    groups (see einplan/_native.py for the contract)."""
-    cdef ep_gemm_desc_t d
-    cdef ep_status_t st
-    cdef int64_t M, N, K, NB
-    d.dtype = _dtype_code(A)
+    groups, in one go (see einplan/_native.py for the contract)."""
+    _dtype_code(A)
     if B.dtype != A.dtype or C.dtype != A.dtype:
         raise TypeError(f"A, B and C must share one dtype, got {A.dtype}, {B.dtype}, {C.dtype}")
-    if not C.flags.writeable:
-        raise ValueError("output array C is read-only")
-    _fill_group(&d.m, m, 2, "m")
-    _fill_group(&d.n, n, 2, "n")
-    _fill_group(&d.k, k, 2, "k")
-    _fill_group(&d.batch, batch, 3, "batch")
-    M = _group_size(&d.m, "m")
-    N = _group_size(&d.n, "n")
-    K = _group_size(&d.k, "k")
-    NB = _group_size(&d.batch, "batch")
-    # stride-0 operands stay in bounds at any extent: bound the work itself
-    if int(M) * int(N) * max(int(K), 1) * int(NB) >= 2 ** 63:
-        raise ValueError(f"the GEMM's total size (m {M} x n {N} x k {K} x batch {NB}) overflows int64")
-    _check_span(&d.m, 0, "m"); _check_span(&d.m, 1, "m")
-    _check_span(&d.n, 0, "n"); _check_span(&d.n, 1, "n")
-    _check_span(&d.k, 0, "k"); _check_span(&d.k, 1, "k")
-    _check_span(&d.batch, 0, "batch"); _check_span(&d.batch, 1, "batch")
-    _check_span(&d.batch, 2, "batch")
-    if M > 0 and N > 0 and NB > 0:
-        if K > 0:
-            _check_bounds(A, "A", _reach(&d.k, 0, _reach(&d.m, 0, _reach(&d.batch, 0, (0, 0)))))
-            _check_bounds(B, "B", _reach(&d.n, 0, _reach(&d.k, 1, _reach(&d.batch, 1, (0, 0)))))
-        _check_bounds(C, "C", _reach(&d.n, 1, _reach(&d.m, 1, _reach(&d.batch, 2, (0, 0)))))
-    d.a = cnp.PyArray_DATA(A)
-    d.b = cnp.PyArray_DATA(B)
-    d.c = cnp.PyArray_DATA(C)
-    d.alpha = alpha
-    d.beta = beta
-    d.nthreads = nthreads
-    with nogil:
-        st = ep_gemm(&d)
-    if st == EP_ERR_NOMEM:
-        raise MemoryError("einplan: could not allocate packing buffers")
-    if st != EP_OK:
-        raise ValueError("einplan: invalid GEMM descriptor")
-    return C
+    return GemmCall(A.dtype, m, n, k, batch, alpha, beta)(A, B, C, nthreads)
 
 
 def ukr(str isa, cnp.ndarray a not None, cnp.ndarray b not None, cnp.ndarray c not None, int64_t k,

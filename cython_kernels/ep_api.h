@@ -19,22 +19,38 @@ typedef struct {
     ep_inc_t stride[3][EP_MAXDIM];   // [operand of the role][axis]
 } ep_group_t;
 
+// The four role groups of one GEMM: validated once (by the Cython layer)
+// and shared by every call of a cached plan.
+typedef struct {
+    ep_group_t m, n, k, batch;
+} ep_groups_t;
+
 // C[batch, m, n] = alpha * sum_k A[batch, m, k] B[batch, k, n]
 //                  + beta * C[batch, m, n]
-// Pointers are to element 0 of each group; all strides in elements.
+// Pointers are to element 0 of each group; all strides in elements.  The
+// descriptor is small (the groups are behind a pointer) so each call and
+// thread can have its own copy.
 typedef struct {
     ep_dtype_t dtype;
+    const ep_groups_t *g;
     const void *a;
     const void *b;
     void *c;
-    ep_group_t m, n, k, batch;
     double alpha, beta;
     int nthreads;                    // <= 0: the library's setting
+    const void *b_packed;            // B prepacked by ep_pack_b_all, or NULL
 } ep_gemm_desc_t;
 
 // Runs the packed GEMM.  The caller (the Cython layer) has checked extents,
 // overflow and bounds; ep_gemm only fails on allocation.
 ep_status_t ep_gemm(const ep_gemm_desc_t *desc);
+
+// Prepacked B (constant operands, packed once): the kernel's panel format
+// for every (batch, jc, pc) block of B, in the order ep_gemm reads them.
+// It depends on the dtype, the ISA's NR and KC/NC, and K, N, NB -- never on
+// the thread count.  ep_packed_b_size gives the elements needed.
+ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc);
+ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf);
 
 // Blocking sizes used for a dtype with the current ISA.
 typedef struct { int mr, nr; ep_dim_t mc, kc, nc; } ep_blocking_t;

@@ -147,6 +147,7 @@ typedef struct {
     ep_inc_t *noff_b, *noff_c, *nbs_b, *nbs_c, *koff_a, *koff_b;
     ep_inc_t ks_a, ks_b;
     int direct_b;        // m is small: read full B panels in place
+    ep_dim_t packed_b_per;   // elements per batch index of prepacked B
 } ep_shared_t;
 
 // When m has at most this many rows, each element of B is used by so few
@@ -225,22 +226,83 @@ static ep_dim_t ep_group_size(const ep_group_t *g)
     return n;
 }
 
+static void ep_batch_offsets(const ep_group_t *g, ep_dim_t bi, ep_inc_t *oa,
+                             ep_inc_t *ob, ep_inc_t *oc);
+
+// KC and NC for one GEMM: KC split evenly over k (no thin last block), NC
+// no larger than n.  Depends only on (dtype, ISA, K, N): prepacked B relies
+// on it being the same at pack time and at every call.
+static void ep_kn_blocks(ep_blocking_t *bk, ep_dim_t K, ep_dim_t N)
+{
+    ep_dim_t kc = K < bk->kc ? (K ? K : 1) : bk->kc;
+    if (K > bk->kc) {
+        ep_dim_t nkb = (K + bk->kc - 1) / bk->kc;
+        kc = (K + nkb - 1) / nkb;
+    }
+    bk->kc = kc;
+    bk->nc = N < bk->nc ? N : bk->nc;
+}
+
+// Elements of one batch index of prepacked B: every jc block holds K rows
+// of its n extent rounded up to NR (EP_PACKED_B_BLOCK gives where one starts).
+static ep_dim_t ep_packed_b_batch_elems(const ep_blocking_t *bk, ep_dim_t K,
+                                        ep_dim_t N)
+{
+    ep_dim_t full = N / bk->nc, last = N % bk->nc;
+    return K * (full * EP_ROUND_UP(bk->nc, bk->nr) + EP_ROUND_UP(last, bk->nr));
+}
+
+ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *d)
+{
+    ep_blocking_t bk = ep_blocking(d->dtype);
+    ep_dim_t K = ep_group_size(&d->g->k), N = ep_group_size(&d->g->n);
+    ep_kn_blocks(&bk, K, N);
+    return ep_group_size(&d->g->batch) * ep_packed_b_batch_elems(&bk, K, N);
+}
+
+ep_status_t ep_pack_b_all(const ep_gemm_desc_t *d, void *buf)
+{
+    ep_blocking_t bk = ep_blocking(d->dtype);
+    ep_dim_t K = ep_group_size(&d->g->k), N = ep_group_size(&d->g->n);
+    ep_dim_t NB = ep_group_size(&d->g->batch);
+    if (K == 0 || N == 0 || NB == 0) return EP_OK;
+    ep_kn_blocks(&bk, K, N);
+    ep_dim_t per = ep_packed_b_batch_elems(&bk, K, N);
+    ep_inc_t *noff = malloc(sizeof(ep_inc_t) * (size_t)(2 * bk.nc + 1 + bk.kc));
+    if (!noff) return EP_ERR_NOMEM;
+    ep_inc_t *nbs = noff + bk.nc, *koff = nbs + bk.nc + 1;
+    for (ep_dim_t bi = 0; bi < NB; bi++) {
+        ep_inc_t oa, ob, oc;
+        ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+        if (d->dtype == EP_FLOAT32)
+            ep_spack_b_all(d, bk.nr, K, N, bk.kc, bk.nc, (const float *)d->b + ob,
+                           (float *)buf + bi * per, noff, nbs, koff);
+        else
+            ep_dpack_b_all(d, bk.nr, K, N, bk.kc, bk.nc, (const double *)d->b + ob,
+                           (double *)buf + bi * per, noff, nbs, koff);
+    }
+    free(noff);
+    return EP_OK;
+}
+
 // One batch index: the GEMM on the matrices at offsets (oa, ob, oc).
 static void ep_gemm_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        const ep_blocking_t *bk, ep_shared_t *sh,
-                       ep_thread_bufs_t *tb, ep_inc_t oa, ep_inc_t ob,
-                       ep_inc_t oc, int tid, int nt)
+                       ep_thread_bufs_t *tb, ep_dim_t bi, ep_inc_t oa,
+                       ep_inc_t ob, ep_inc_t oc, int tid, int nt)
 {
     if (d->dtype == EP_FLOAT32) {
         float *c = (float *)d->c + oc;
         if (sh->K == 0) { if (tid == 0) ep_sscale_c(d, sh, tb, c); return; }
+        const float *bpre = d->b_packed ? (const float *)d->b_packed + sh->packed_b_per * bi : NULL;
         ep_sgemm_one(d, u, bk, sh, tb, (const float *)d->a + oa,
-                     (const float *)d->b + ob, c, tid, nt);
+                     (const float *)d->b + ob, bpre, c, tid, nt);
     } else {
         double *c = (double *)d->c + oc;
         if (sh->K == 0) { if (tid == 0) ep_dscale_c(d, sh, tb, c); return; }
+        const double *bpre = d->b_packed ? (const double *)d->b_packed + sh->packed_b_per * bi : NULL;
         ep_dgemm_one(d, u, bk, sh, tb, (const double *)d->a + oa,
-                     (const double *)d->b + ob, c, tid, nt);
+                     (const double *)d->b + ob, bpre, c, tid, nt);
     }
 }
 
@@ -291,7 +353,7 @@ static void ep_gemv_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 #endif
         for (ep_dim_t bi = by_batch ? tid : 0; bi < NB; bi += by_batch ? ntr : 1) {
             ep_inc_t oa, ob, oc;
-            ep_batch_offsets(&d->batch, bi, &oa, &ob, &oc);
+            ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
             ep_dim_t j0 = 0, j1 = J;
             if (!by_batch) {                 // slices of whole JB blocks
                 ep_dim_t nblk = (J + EP_GEMV_JB - 1) / EP_GEMV_JB;
@@ -308,11 +370,11 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
 {
     const ep_ukr_set_t *u = ep_ukr_set();
     ep_blocking_t bk = ep_blocking(d->dtype);
-    ep_dim_t M = ep_group_size(&d->m), N = ep_group_size(&d->n);
-    ep_dim_t K = ep_group_size(&d->k), NB = ep_group_size(&d->batch);
+    ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
+    ep_dim_t K = ep_group_size(&d->g->k), NB = ep_group_size(&d->g->batch);
     if (M == 0 || N == 0 || NB == 0) return EP_OK;
     size_t esize = d->dtype == EP_FLOAT32 ? 4 : 8;
-    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack()) {
+    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed) {
         ep_gemv_all(d, u, M, N, K, NB,
                     d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
         return EP_OK;
@@ -324,14 +386,8 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
     // Batches run one per thread when each GEMM is too small to split well.
     int by_batch = NB >= nt && flops < 4e6;
-    ep_dim_t kc = K < bk.kc ? (K ? K : 1) : bk.kc;
-    if (K > bk.kc) {                       // even KC blocks: no thin last one
-        ep_dim_t nkb = (K + bk.kc - 1) / bk.kc;
-        kc = (K + nkb - 1) / nkb;
-    }
-    bk.kc = kc;
-    ep_dim_t nc = N < bk.nc ? N : bk.nc;
-    bk.nc = nc;
+    ep_kn_blocks(&bk, K, N);
+    ep_dim_t kc = bk.kc, nc = bk.nc;
     int nt_m = by_batch ? 1 : nt;
     ep_dim_t nmblk = (M + bk.mc - 1) / bk.mc;
     if (nt_m > 1 && nmblk < (ep_dim_t)nt_m * 4) {
@@ -348,8 +404,9 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     if (nt < 1) nt = 1;
 
     int failed = 0;
-    ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    sh_all.direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack();
+    ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    sh_all.direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack() && !d->b_packed;
+    if (d->b_packed) sh_all.packed_b_per = ep_packed_b_batch_elems(&bk, K, N);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1) shared(failed, sh_all)
 #endif
@@ -371,8 +428,8 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
             } else {
                 for (ep_dim_t bi = tid; bi < NB; bi += ntr) {
                     ep_inc_t oa, ob, oc;
-                    ep_batch_offsets(&d->batch, bi, &oa, &ob, &oc);
-                    ep_gemm_at(d, u, &bk, &sh, &tb, oa, ob, oc, 0, 1);
+                    ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+                    ep_gemm_at(d, u, &bk, &sh, &tb, bi, oa, ob, oc, 0, 1);
                 }
             }
         } else {
@@ -395,8 +452,8 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
             if (!bad) {
                 for (ep_dim_t bi = 0; bi < NB; bi++) {
                     ep_inc_t oa, ob, oc;
-                    ep_batch_offsets(&d->batch, bi, &oa, &ob, &oc);
-                    ep_gemm_at(d, u, &bk, &sh_all, &tb, oa, ob, oc, tid, ntr);
+                    ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+                    ep_gemm_at(d, u, &bk, &sh_all, &tb, bi, oa, ob, oc, tid, ntr);
                     EP_BARRIER(ntr);
                 }
             }

@@ -9,7 +9,7 @@
 static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                              const ep_blocking_t *bk, ep_shared_t *sh,
                              ep_thread_bufs_t *tb, const T *a, const T *b,
-                             T *c, int tid, int nt)
+                             const T *bpre, T *c, int tid, int nt)
 {
     const int MR = bk->mr, NR = bk->nr;
     const ep_dim_t M = sh->M, N = sh->N, K = sh->K;
@@ -22,8 +22,8 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         ep_dim_t nc = N - jc < bk->nc ? N - jc : bk->nc;
         ep_dim_t npanel = (nc + NR - 1) / NR;
         if (tid == 0) {
-            ep_scatter(&d->n, EP_N_B, jc, nc, sh->noff_b);
-            ep_scatter(&d->n, EP_N_C, jc, nc, sh->noff_c);
+            ep_scatter(&d->g->n, EP_N_B, jc, nc, sh->noff_b);
+            ep_scatter(&d->g->n, EP_N_C, jc, nc, sh->noff_c);
             ep_block_strides(sh->noff_b, nc, NR, sh->nbs_b);
             ep_block_strides(sh->noff_c, nc, NR, sh->nbs_c);
         }
@@ -31,15 +31,19 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             ep_dim_t kc = K - pc < bk->kc ? K - pc : bk->kc;
             T beta_pc = pc == 0 ? beta : (T)1;             // later blocks add
             if (tid == 0) {
-                ep_scatter(&d->k, EP_K_A, pc, kc, sh->koff_a);
-                ep_scatter(&d->k, EP_K_B, pc, kc, sh->koff_b);
+                ep_scatter(&d->g->k, EP_K_A, pc, kc, sh->koff_a);
+                ep_scatter(&d->g->k, EP_K_B, pc, kc, sh->koff_b);
                 sh->ks_a = ep_regular_stride(sh->koff_a, kc);
                 sh->ks_b = ep_regular_stride(sh->koff_b, kc);
             }
             EP_BARRIER(nt);
+            // prepacked B: this block's panel, in ep_pack_b_all's order
+            if (bpre)
+                bp = (T *)bpre + EP_PACKED_B_BLOCK(jc, pc, bk->nc, npanel, K, NR);
             // pack the kc x nc panel of B, micro-panels shared out; panels
             // the kernel can read in place (sh->direct_b) are skipped
-            for (ep_dim_t jp = npanel * tid / nt; jp < npanel * (tid + 1) / nt; jp++)
+            for (ep_dim_t jp = npanel * tid / nt;
+                 !bpre && jp < npanel * (tid + 1) / nt; jp++)
                 if (!EP_DIRECT_B(sh, jp, nc, NR))
                     EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b,
                                    sh->koff_b, sh->ks_b, jp, jp + 1, bp);
@@ -56,8 +60,8 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                 ep_dim_t ic = ib * bk->mc;
                 ep_dim_t mc = M - ic < bk->mc ? M - ic : bk->mc;
                 ep_dim_t mpanel = (mc + MR - 1) / MR;
-                ep_scatter(&d->m, EP_M_A, ic, mc, tb->moff_a);
-                ep_scatter(&d->m, EP_M_C, ic, mc, tb->moff_c);
+                ep_scatter(&d->g->m, EP_M_A, ic, mc, tb->moff_a);
+                ep_scatter(&d->g->m, EP_M_C, ic, mc, tb->moff_c);
                 ep_block_strides(tb->moff_a, mc, MR, tb->mbs_a);
                 ep_block_strides(tb->moff_c, mc, MR, tb->mbs_c);
                 EP_PFX(pack_a)(MR, mc, kc, a, tb->moff_a, tb->mbs_a,
@@ -109,15 +113,36 @@ static void EP_PFX(scale_c)(const ep_gemm_desc_t *d, ep_shared_t *sh,
     const T beta = (T)d->beta;
     for (ep_dim_t ic = 0; ic < sh->M; ic += EP_SCALE_BLOCK) {
         ep_dim_t mc = sh->M - ic < EP_SCALE_BLOCK ? sh->M - ic : EP_SCALE_BLOCK;
-        ep_scatter(&d->m, EP_M_C, ic, mc, tb->moff_c);
+        ep_scatter(&d->g->m, EP_M_C, ic, mc, tb->moff_c);
         for (ep_dim_t jc = 0; jc < sh->N; jc += EP_SCALE_BLOCK) {
             ep_dim_t nc = sh->N - jc < EP_SCALE_BLOCK ? sh->N - jc : EP_SCALE_BLOCK;
-            ep_scatter(&d->n, EP_N_C, jc, nc, sh->noff_c);
+            ep_scatter(&d->g->n, EP_N_C, jc, nc, sh->noff_c);
             for (ep_dim_t i = 0; i < mc; i++)
                 for (ep_dim_t j = 0; j < nc; j++) {
                     T *e = c + tb->moff_c[i] + sh->noff_c[j];
                     *e = beta == 0 ? (T)0 : beta * *e;
                 }
+        }
+    }
+}
+
+// Pack every (jc, pc) block of one batch index of B into buf (one thread).
+static void EP_PFX(pack_b_all)(const ep_gemm_desc_t *d, int NR, ep_dim_t K,
+                               ep_dim_t N, ep_dim_t KC, ep_dim_t NC,
+                               const T *b, T *buf, ep_inc_t *noff,
+                               ep_inc_t *nbs, ep_inc_t *koff)
+{
+    for (ep_dim_t jc = 0; jc < N; jc += NC) {
+        ep_dim_t nc = N - jc < NC ? N - jc : NC;
+        ep_dim_t npanel = (nc + NR - 1) / NR;
+        ep_scatter(&d->g->n, EP_N_B, jc, nc, noff);
+        ep_block_strides(noff, nc, NR, nbs);
+        for (ep_dim_t pc = 0; pc < K; pc += KC) {
+            ep_dim_t kc = K - pc < KC ? K - pc : KC;
+            ep_scatter(&d->g->k, EP_K_B, pc, kc, koff);
+            EP_PFX(pack_b)(NR, nc, kc, b, noff, nbs, koff,
+                           ep_regular_stride(koff, kc), 0, npanel,
+                           buf + EP_PACKED_B_BLOCK(jc, pc, NC, npanel, K, NR));
         }
     }
 }

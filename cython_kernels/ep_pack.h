@@ -10,6 +10,12 @@
 
 #include "ep_api.h"
 
+#define EP_ROUND_UP(x, r) (((x) + (r) - 1) / (r) * (r))
+// Start of the (jc, pc) block in one batch index of prepacked B (jc a
+// multiple of nc): jc blocks of K x round_up(nc, NR), each pc-major.
+#define EP_PACKED_B_BLOCK(jc, pc, nc, npanel, K, NR) \
+    ((jc) / (nc) * (K) * EP_ROUND_UP(nc, NR) + (pc) * (npanel) * (NR))
+
 // The block stride of an irregular micro-panel.
 #define EP_IRREGULAR INT64_MIN
 

@@ -34,19 +34,19 @@ void ep_gemv_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u, int n_is_one,
                 ep_dim_t j_end)
 {
     // n == 1: y(m) = A(m, k) x(k), x = B; m == 1: y(n) = B(k, n)^T x(k), x = A
-    const ep_group_t *jg = n_is_one ? &d->m : &d->n;
+    const ep_group_t *jg = n_is_one ? &d->g->m : &d->g->n;
     int jop_mat = n_is_one ? EP_M_A : EP_N_B;
     int jop_c = n_is_one ? EP_M_C : EP_N_C;
     int kop_mat = n_is_one ? EP_K_A : EP_K_B;
     int kop_x = n_is_one ? EP_K_B : EP_K_A;
     if (d->dtype == EP_FLOAT32) {
         const float *a = (const float *)d->a + oa, *b = (const float *)d->b + ob;
-        ep_sgemv(u, jg, jop_mat, jop_c, &d->k, kop_mat, kop_x,
+        ep_sgemv(u, jg, jop_mat, jop_c, &d->g->k, kop_mat, kop_x,
                  n_is_one ? a : b, n_is_one ? b : a, (float *)d->c + oc,
                  j_begin, j_end, (float)d->alpha, (float)d->beta);
     } else {
         const double *a = (const double *)d->a + oa, *b = (const double *)d->b + ob;
-        ep_dgemv(u, jg, jop_mat, jop_c, &d->k, kop_mat, kop_x,
+        ep_dgemv(u, jg, jop_mat, jop_c, &d->g->k, kop_mat, kop_x,
                  n_is_one ? a : b, n_is_one ? b : a, (double *)d->c + oc,
                  j_begin, j_end, d->alpha, d->beta);
     }

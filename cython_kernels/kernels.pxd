@@ -18,20 +18,26 @@ cdef extern from "ep_api.h" nogil:
         ep_dim_t extent[EP_MAXDIM]
         ep_inc_t stride[3][EP_MAXDIM]
 
+    ctypedef struct ep_groups_t:
+        ep_group_t m, n, k, batch
+
     ctypedef struct ep_gemm_desc_t:
         ep_dtype_t dtype
+        const ep_groups_t *g
         const void *a
         const void *b
         void *c
-        ep_group_t m, n, k, batch
         double alpha, beta
         int nthreads
+        const void *b_packed
 
     ctypedef struct ep_blocking_t:
         int mr, nr
         ep_dim_t mc, kc, nc
 
     ep_status_t ep_gemm(const ep_gemm_desc_t *desc)
+    ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc)
+    ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf)
     ep_blocking_t ep_blocking(ep_dtype_t dtype)
     int ep_isa()
     int ep_isa_supported(int isa)
