@@ -154,7 +154,7 @@ cdef class GemmCall:
     cdef readonly object dtype
     cdef readonly int64_t M, N, K, NB
 
-    def __init__(self, dtype, m, n, k, batch, double alpha=1.0, double beta=0.0):
+    def __init__(self, dtype, m, n, k, batch):
         self.dtype = np.dtype(dtype)
         if self.dtype == np.float64:
             self.d.dtype = EP_FLOAT64
@@ -195,8 +195,6 @@ cdef class GemmCall:
             self.hi[i] = hi
         self.writes_c = self.M > 0 and self.N > 0 and self.NB > 0
         self.reads_ab = self.writes_c and self.K > 0
-        self.d.alpha = alpha
-        self.d.beta = beta
         self.d.b_packed = NULL
         self.d.g = &self.groups
 
@@ -227,9 +225,11 @@ cdef class GemmCall:
         return 0
 
     def __call__(self, cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None,
-                 int nthreads=0):
+                 double alpha=1.0, double beta=0.0, int nthreads=0):
         """C = alpha * A.B + beta * C for this descriptor; returns C."""
         cdef ep_gemm_desc_t d = self.d
+        d.alpha = alpha
+        d.beta = beta
         self._check(A, B, C)
         d.a = cnp.PyArray_DATA(A)
         d.b = cnp.PyArray_DATA(B)
@@ -237,10 +237,24 @@ cdef class GemmCall:
         self._run(&d, nthreads)
         return C
 
+    def run(self, cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None):
+        """C = A.B (alpha 1, beta 0): the hot path of a cached plan."""
+        cdef ep_gemm_desc_t d = self.d
+        d.alpha = 1.0
+        d.beta = 0.0
+        self._check(A, B, C)
+        d.a = cnp.PyArray_DATA(A)
+        d.b = cnp.PyArray_DATA(B)
+        d.c = cnp.PyArray_DATA(C)
+        self._run(&d, 0)
+        return C
+
     def with_packed_b(self, cnp.ndarray A not None, PackedB B not None, cnp.ndarray C not None,
-                      int nthreads=0):
+                      double alpha=1.0, double beta=0.0, int nthreads=0):
         """The same GEMM with B given as a PackedB made for this descriptor."""
         cdef ep_gemm_desc_t d = self.d
+        d.alpha = alpha
+        d.beta = beta
         if B.signature != self.signature():
             raise ValueError("this packed operand was packed for another layout, dtype or "
                              "kernel set; pack it again")
@@ -307,7 +321,7 @@ def gemm(cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None,
     _dtype_code(A)
     if B.dtype != A.dtype or C.dtype != A.dtype:
         raise TypeError(f"A, B and C must share one dtype, got {A.dtype}, {B.dtype}, {C.dtype}")
-    return GemmCall(A.dtype, m, n, k, batch, alpha, beta)(A, B, C, nthreads)
+    return GemmCall(A.dtype, m, n, k, batch)(A, B, C, alpha, beta, nthreads)
 
 
 def ukr(str isa, cnp.ndarray a not None, cnp.ndarray b not None, cnp.ndarray c not None, int64_t k,

@@ -20,6 +20,11 @@ const ep_ukr_set_t *ep_ukr_set(void);   // ep_dispatch.c
 
 #define EP_SCALE_BLOCK 256
 
+// Below this many flops in a call, threads cost more than they save: a
+// fork/join of the OpenMP team takes ~2-5 us here (Zen 4, libgomp), the
+// time of ~2e5 flops at single-core speed.
+#define EP_MIN_PARALLEL_FLOPS 4e5
+
 // ------------------------------------------------------------ blocking
 // Linux sysfs first (glibc's sysconf misreports some virtual CPUs' L3 by
 // 10x, seen on this project's AMD EPYC VMs), then sysconf, else 0.
@@ -340,10 +345,18 @@ static void ep_gemv_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     int n_is_one = N == 1;
     ep_dim_t J = n_is_one ? M : N;
     double work = (double)J * (double)K;
-    if (work * (double)NB < 1e5) nt = 1;            // not worth a fork
+    if (2.0 * work * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;   // not worth a fork
     int by_batch = NB >= nt && work < 1e6;
+    if (nt == 1) {
+        for (ep_dim_t bi = 0; bi < NB; bi++) {
+            ep_inc_t oa, ob, oc;
+            ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+            ep_gemv_at(d, u, n_is_one, oa, ob, oc, 0, J);
+        }
+        return;
+    }
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nt) if (nt > 1)
+#pragma omp parallel num_threads(nt)
 #endif
     {
         int tid = 0, ntr = 1;
@@ -380,12 +393,15 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
         return EP_OK;
     }
 
-    // Blocks no larger than the problem, and MC split evenly over the
-    // threads when m is what they share out.
+    // Threads: none for small work (a fork/join costs a few us); whole
+    // GEMMs per thread when batches are many and each is too small to split.
     int nt = d->nthreads > 0 ? d->nthreads : ep_get_num_threads();
     double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
-    // Batches run one per thread when each GEMM is too small to split well.
-    int by_batch = NB >= nt && flops < 4e6;
+    if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
+    int by_batch = nt > 1 && NB >= nt && flops < 4e6;
+
+    // Blocks no larger than the problem, and MC split evenly over the
+    // threads when m is what they share out.
     ep_kn_blocks(&bk, K, N);
     ep_dim_t kc = bk.kc, nc = bk.nc;
     int nt_m = by_batch ? 1 : nt;
@@ -399,16 +415,23 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     if (M < bk.mc) bk.mc = (M + bk.mr - 1) / bk.mr * bk.mr;
     if (bk.mc < EP_SCALE_BLOCK && K == 0) bk.mc = EP_SCALE_BLOCK;
     if (nc < EP_SCALE_BLOCK && K == 0) bk.nc = nc = EP_SCALE_BLOCK;
-    if (NB == 1 || M * N * (K ? K : 1) < 32768) nt = by_batch ? nt : (flops < 2e5 ? 1 : nt);
-    if ((ep_dim_t)nt > NB && by_batch) nt = (int)NB;
-    if (nt < 1) nt = 1;
 
     int failed = 0;
     ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     sh_all.direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack() && !d->b_packed;
     if (d->b_packed) sh_all.packed_b_per = ep_packed_b_batch_elems(&bk, K, N);
+    if (nt == 1) {           // no parallel region at all: small calls stay cheap
+        ep_thread_bufs_t tb;
+        if (!ep_carve(&bk, esize, bk.mc, kc, nc, &tb, &sh_all)) return EP_ERR_NOMEM;
+        for (ep_dim_t bi = 0; bi < NB; bi++) {
+            ep_inc_t oa, ob, oc;
+            ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+            ep_gemm_at(d, u, &bk, &sh_all, &tb, bi, oa, ob, oc, 0, 1);
+        }
+        return EP_OK;
+    }
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nt) if (nt > 1) shared(failed, sh_all)
+#pragma omp parallel num_threads(nt) shared(failed, sh_all)
 #endif
     {
         int tid = 0, ntr = 1;

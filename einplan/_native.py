@@ -42,6 +42,11 @@ else:
     _IMPORT_ERROR = None
 
 
+def available():
+    """True when the compiled kernels are built and importable."""
+    return _kernels is not None
+
+
 def _require():
     if _kernels is None:
         raise ImportError(
@@ -55,6 +60,12 @@ def gemm(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
     """Run the packed GEMM over groups of axes (see the module docstring)."""
     return _require().gemm(A, B, C, tuple(m), tuple(n), tuple(k), tuple(batch),
                            float(alpha), float(beta))
+
+
+def prepare_gemm(dtype, m, n, k, batch=()):
+    """A GemmCall: the descriptor validated once, then
+    ``call(A, B, C, alpha=1.0, beta=0.0)`` per run (plans keep these)."""
+    return _require().GemmCall(dtype, tuple(m), tuple(n), tuple(k), tuple(batch))
 
 
 def gemm_reference(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):

@@ -5,17 +5,42 @@
 numpy.einsum's signature and semantics; only ``optimize`` defaults to True
 (pairwise order from opt_einsum), which changes the order of floating-point
 sums, never the result's shape or dtype.
+
+Hot path: a call with default options on plain ndarrays is looked up by
+(subscripts, shapes, strides, dtypes, alignment) in a small dict that maps
+straight to the cached plan and a prepared runner, skipping the parse and
+the operand description (numpy.einsum's optimizer was turned off by default
+because planning cost 10-30x on small arrays: einplan must not pay it).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from .execute import run_plan
+from .execute import run_plan, simple_runner
 from .operands import describe, describe_operands
 from .planner import Options, make_plan
 from .spec import parse_spec
 
 _DEFAULT_OPTIONS = Options()
+_ndarray = np.ndarray
+_FAST_MAX = 1024          # entries of the hot-path dict (cleared when full)
+_fast: dict = {}
+_fast_lock = threading.Lock()
+
+
+def _fast_key(operands):
+    """Hashable description of a default-options call on plain ndarrays, or None."""
+    subs = operands[0] if operands else None
+    if subs.__class__ is not str:
+        return None
+    key = [subs]
+    for op in operands[1:]:
+        if op.__class__ is not _ndarray:
+            return None
+        key += (op.shape, op.strides, op.dtype, op.flags.aligned)
+    return tuple(key)
 
 
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=True):
@@ -24,11 +49,16 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     >>> einsum("ij,jk->ik", a, b)          # string form
     >>> einsum(a, [0, 1], b, [1, 2], [0, 2])  # interleaved form
     """
+    default = dtype is None and order == "K" and casting == "safe" and optimize is True
+    key = _fast_key(operands) if default and out is None else None
+    if key is not None:
+        hit = _fast.get(key)
+        if hit is not None:
+            plan, runner = hit
+            return runner(operands[1:]) if runner is not None else run_plan(plan, operands[1:])
+
     spec, arrays = parse_spec(operands)
-    if dtype is None and order == "K" and casting == "safe" and optimize is True:
-        options = _DEFAULT_OPTIONS  # hot path: no validation, no new object
-    else:
-        options = Options.make(dtype, order, casting, optimize)
+    options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize)
     out_info = None
     if out is not None:
         if not isinstance(out, np.ndarray):
@@ -37,4 +67,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             raise ValueError("output array is read-only")
         out_info = describe(out)
     plan = make_plan(spec, describe_operands(arrays), options, out_info)
+    if key is not None:
+        with _fast_lock:
+            if len(_fast) >= _FAST_MAX:
+                _fast.clear()
+            _fast[key] = (plan, simple_runner(plan))
     return run_plan(plan, arrays, out)

@@ -24,6 +24,9 @@ from . import _native
 from .plan import OUT, CastStep, GemmStep, ReduceStep
 
 
+_NATIVE_GEMM = _native.gemm
+
+
 def _gemm():
     # looked up per call so tests (and a missing build) can swap in
     # _native.gemm_reference
@@ -62,6 +65,37 @@ def _strided_like(out):
     hi = sum((e - 1) * s for e, s in zip(out.shape, st) if s > 0)
     base = np.empty(hi - lo + 1, dtype=out.dtype)
     return as_strided(base[-lo:], shape=out.shape, strides=out.strides)
+
+
+def simple_runner(plan):
+    """For the common plan -- one real GEMM into a fresh output -- a closure
+    that does only that (output allocation prepared, descriptor validated);
+    None for any other plan (run_plan handles everything)."""
+    if (plan.fallback is not None or len(plan.steps) != 1 or plan.out_cast
+            or plan.out_buffer is None):
+        return None
+    step = plan.steps[0]
+    if (not isinstance(step, GemmStep) or step.c != OUT or step.complex_mode
+            or step.native is None):
+        return None
+    gemm, a, b, dtype = step.native.run, step.a, step.b, np.dtype(plan.dtype)
+    order = plan.out_buffer.order
+    mem_shape = tuple(plan.out_buffer.shape[i] for i in order)
+    inv = [0] * len(order)
+    for pos, ax in enumerate(order):
+        inv[ax] = pos
+    perm = None if inv == sorted(inv) else tuple(inv)
+    scalar, empty = plan.scalar_result, np.empty
+
+    def run(operands):
+        if _native.gemm is not _NATIVE_GEMM:   # a test swapped the kernel
+            return run_plan(plan, operands)
+        C = empty(mem_shape, dtype)
+        if perm is not None:
+            C = C.transpose(perm)
+        gemm(operands[a], operands[b], C)
+        return C[()] if scalar else C
+    return run
 
 
 def run_plan(plan, operands, out=None):
@@ -171,32 +205,40 @@ def _run_reduce(step, slots, target, dtype):
     return dst
 
 
+def _step_gemm(step):
+    """gemm(A, B, C, alpha, beta) for this step: the plan's validated
+    descriptor, unless a test has swapped _native.gemm for the reference."""
+    if step.native is not None and _native.gemm is _NATIVE_GEMM:
+        return step.native
+    gemm, groups = _gemm(), step.groups()
+    return lambda A, B, C, alpha, beta: gemm(A, B, C, *groups, alpha, beta)
+
+
 def _run_gemm(step, slots, target, dtype):
-    gemm = _gemm()
     A, B = slots[step.a], slots[step.b]
     if step.c == OUT:
         C = target
     else:
         C = allocate(step.c_buffer, dtype)
         slots[step.c] = C
-    m, n, k, batch = step.groups()
+    gemm = _step_gemm(step)
     mode = step.complex_mode
     if not mode:
-        gemm(A, B, C, m, n, k, batch, 1.0, 0.0)
+        gemm(A, B, C, 1.0, 0.0)
         return
     Cr, Ci = C.real, C.imag
     if mode == "cc":
         Ar, Ai, Br, Bi = A.real, A.imag, B.real, B.imag
-        gemm(Ar, Br, Cr, m, n, k, batch, 1.0, 0.0)   # Cr  = Ar Br
-        gemm(Ai, Bi, Cr, m, n, k, batch, -1.0, 1.0)  # Cr -= Ai Bi
-        gemm(Ar, Bi, Ci, m, n, k, batch, 1.0, 0.0)   # Ci  = Ar Bi
-        gemm(Ai, Br, Ci, m, n, k, batch, 1.0, 1.0)   # Ci += Ai Br
+        gemm(Ar, Br, Cr, 1.0, 0.0)   # Cr  = Ar Br
+        gemm(Ai, Bi, Cr, -1.0, 1.0)  # Cr -= Ai Bi
+        gemm(Ar, Bi, Ci, 1.0, 0.0)   # Ci  = Ar Bi
+        gemm(Ai, Br, Ci, 1.0, 1.0)   # Ci += Ai Br
     elif mode == "cr":
-        gemm(A.real, B, Cr, m, n, k, batch, 1.0, 0.0)
-        gemm(A.imag, B, Ci, m, n, k, batch, 1.0, 0.0)
+        gemm(A.real, B, Cr, 1.0, 0.0)
+        gemm(A.imag, B, Ci, 1.0, 0.0)
     elif mode == "rc":
-        gemm(A, B.real, Cr, m, n, k, batch, 1.0, 0.0)
-        gemm(A, B.imag, Ci, m, n, k, batch, 1.0, 0.0)
+        gemm(A, B.real, Cr, 1.0, 0.0)
+        gemm(A, B.imag, Ci, 1.0, 0.0)
     else:  # "rr": both real in a complex computation
-        gemm(A, B, Cr, m, n, k, batch, 1.0, 0.0)
+        gemm(A, B, Cr, 1.0, 0.0)
         Ci[...] = 0

@@ -12,7 +12,7 @@ with named fields instead of positional tuples.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 OUT = -1  # slot id of the einsum's output array
 
@@ -185,6 +185,9 @@ class GemmStep:
     c_buffer: Buffer | None = None
     complex_mode: str = ""
     breaks: tuple[MergeBreak, ...] = ()
+    # the compiled descriptor (_native.prepare_gemm), validated once when
+    # the plan is made; not part of the plan's identity
+    native: object = field(default=None, compare=False, repr=False)
 
     def groups(self):
         return self.m.as_kernel(), self.n.as_kernel(), self.k.as_kernel(), self.batch.as_kernel()

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _native
 from .layout import merge_axes
 from .operands import check_options, check_span, optimize_key, plan_key, resolve_dtype
 from .path import pairwise_path
@@ -172,6 +173,7 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
         b.k_order = numpy_k_order(spec, infos, out_eff_labels(spec))
     is_complex = dtype in _COMPLEX
     real_dtype = _COMPLEX.get(dtype, dtype)
+    b.kernel_dtype = real_dtype
     out_eff = "".join(c for c in spec.output if sizes[c] != 1)
 
     # 2b: local views, casts, pre-sums
@@ -497,9 +499,14 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     cmode = ""
     if is_complex:
         cmode = ("c" if A.cplx == "c" else "r") + ("c" if B.cplx == "c" else "r")
+    groups = (layout.m.as_kernel(), layout.n.as_kernel(), layout.k.as_kernel(),
+              layout.batch.as_kernel())
+    native = None
+    if _native.available():
+        native = _native.prepare_gemm(b.kernel_dtype, *groups)
     step = GemmStep(choose_kernel(layout), A.slot, B.slot, dst, A.labels, B.labels, full,
                     layout.batch, layout.m, layout.n, layout.k, swapped, buf if not final else None,
-                    cmode, layout.breaks)
+                    cmode, layout.breaks, native)
     b.steps.append(step)
     st = None
     if not final:

@@ -32,7 +32,9 @@ def _usable_cpus():
         return os.cpu_count() or 1
 
 
-def _in_subprocess(code, env_extra=None, unset=("EINPLAN_NUM_THREADS",)):
+def _in_subprocess(code, env_extra=None, unset=("EINPLAN_NUM_THREADS", "OMP_NUM_THREADS")):
+    # OMP_NUM_THREADS caps einplan (the OpenMP runtime's limit) and other
+    # test modules (dask's workers) may have set it in this process
     env = dict(os.environ)
     for name in unset:
         env.pop(name, None)
