@@ -22,9 +22,10 @@ from .api import einsum
 from .config import show_config
 from .explain import Report, explain, explain_call
 from .frontends import dot, inner, matmul, outer, tensordot, vdot
+from .prepack import ContractPlan, plan
 
 __version__ = "0.1.0"
 
 __all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
-           "explain", "explain_call", "Report",
+           "explain", "explain_call", "Report", "plan", "ContractPlan",
            "isa", "show_config", "set_num_threads", "get_num_threads"]

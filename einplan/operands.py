@@ -99,11 +99,13 @@ def resolve_dtype(dtypes, dtype=None, casting="safe", out_dtype=None) -> np.dtyp
         res = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
     else:
         res = np.dtype(dtype)
-        for i, dt in enumerate(dtypes):
-            if not np.can_cast(dt, res, casting=casting):
-                raise TypeError(f"Iterator operand {i} dtype could not be cast from "
-                                f"dtype('{dt}') to dtype('{res}') according to the rule "
-                                f"'{casting}'")
+    # numpy checks every operand against the rule even without dtype=:
+    # float32 with float64 under casting='no' is a TypeError
+    for i, dt in enumerate(dtypes):
+        if not np.can_cast(dt, res, casting=casting):
+            raise TypeError(f"Iterator operand {i} dtype could not be cast from "
+                            f"dtype('{dt}') to dtype('{res}') according to the rule "
+                            f"'{casting}'")
     if out_dtype is not None and not np.can_cast(res, out_dtype, casting=casting):
         raise TypeError(f"Iterator requested dtype could not be cast from dtype('{res}') "
                         f"to dtype('{np.dtype(out_dtype)}'), the operand {len(dtypes)} "
