@@ -26,6 +26,19 @@ from .prepack import ContractPlan, plan
 
 __version__ = "0.1.0"
 
+
+def _register_threadpoolctl():
+    # threadpool_limits() then sets einplan's thread count process-wide (the
+    # OpenMP runtime's own limit is per calling thread); optional dependency
+    try:
+        from .backends import register_threadpoolctl
+        register_threadpoolctl()
+    except Exception:  # threadpoolctl missing or too old: nothing to register
+        pass
+
+
+_register_threadpoolctl()
+
 __all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
            "explain", "explain_call", "Report", "plan", "ContractPlan",
            "isa", "show_config", "set_num_threads", "get_num_threads"]
