@@ -14,7 +14,7 @@ extents, never on the thread count.  The plan keeps no reference to the
 constant array: the caller may drop it.
 
 Any other plan keeps a private contiguous copy of each constant (named in
-``describe()`` and in the explain report) and runs through ``einsum``.
+``describe()``) and runs through ``einsum``.
 
 Every call checks the variable operands against the plan: a different shape
 or dtype is a ValueError; a different stride pattern re-plans the variable
@@ -131,6 +131,8 @@ class ContractPlan:
             return None
         if any(len(set(t)) != len(t) for t in self._spec.inputs):
             return None   # diagonals: keep the general path
+        if step.m.extent == 1:
+            return None   # one row (GEMV): streaming B in place beats any packing
         return step
 
     def _variant(self, a_strides, c_strides):
@@ -182,6 +184,10 @@ class ContractPlan:
                 ops.insert(c, self._copies[c])
             return einsum(self.subscripts, *ops, out=out, **self._options)
         A = arrays[0]
+        if any(s % A.itemsize for s, e in zip(A.strides, A.shape) if e > 1):
+            # byte strides that are not whole elements (a field of a
+            # structured array): the kernel addresses elements, so copy
+            A = np.ascontiguousarray(A)
         p = self._plan
         if out is None:
             buf = self._out_buffer
@@ -196,6 +202,13 @@ class ContractPlan:
             if out.shape != p.shape or out.dtype != np.dtype(p.dtype):
                 raise ValueError(f"out= must have shape {p.shape} and dtype {p.dtype}, got "
                                  f"{out.shape} {out.dtype}")
+            if np.may_share_memory(out, A) or any(
+                    s % out.itemsize for s, e in zip(out.strides, out.shape) if e > 1):
+                # the kernel re-reads A after writing the first k block of
+                # C, and addresses C in whole elements: compute into a
+                # fresh array, then copy (as run_plan does)
+                out[...] = self(A)
+                return out
             C = out
         item = C.itemsize
         a_st = tuple(s // A.itemsize for s in A.strides)
