@@ -62,10 +62,10 @@ int ep_isa_supported(int isa);       // CPU and OS support it
 int ep_set_isa(int isa);             // force one (0 on success)
 const char *ep_isa_name(int isa);
 int ep_isa_tile(int isa, ep_dtype_t dtype, int *mr, int *nr);
-// Run one micro-kernel of a given ISA on a full tile (tests reach it).
-int ep_run_ukr(int isa, ep_dtype_t dtype, ep_dim_t k, const void *a,
-               const void *b, void *c, ep_inc_t rs_c, ep_inc_t cs_c,
-               double alpha, double beta);
+// Run one micro-kernel of a given ISA, storing its m x n corner (tests).
+int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
+               const void *a, const void *b, void *c, ep_inc_t rs_c,
+               ep_inc_t cs_c, double alpha, double beta);
 
 // Caches in bytes as read from the system (0 if unknown).
 void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);

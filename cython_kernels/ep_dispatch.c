@@ -107,15 +107,15 @@ int ep_isa_tile(int isa, ep_dtype_t dtype, int *mr, int *nr)
     return 0;
 }
 
-int ep_run_ukr(int isa, ep_dtype_t dtype, ep_dim_t k, const void *a,
-               const void *b, void *c, ep_inc_t rs_c, ep_inc_t cs_c,
-               double alpha, double beta)
+int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
+               const void *a, const void *b, void *c, ep_inc_t rs_c,
+               ep_inc_t cs_c, double alpha, double beta)
 {
     if (!ep_isa_supported(isa)) return -1;
     const ep_ukr_set_t *s = ep_sets[isa];
     if (dtype == EP_FLOAT32)
-        s->sgemm(k, a, b, s->s_nr, c, rs_c, cs_c, (float)alpha, (float)beta);
+        s->sgemm(m, n, k, a, b, s->s_nr, c, rs_c, cs_c, (float)alpha, (float)beta);
     else
-        s->dgemm(k, a, b, s->d_nr, c, rs_c, cs_c, alpha, beta);
+        s->dgemm(m, n, k, a, b, s->d_nr, c, rs_c, cs_c, alpha, beta);
     return 0;
 }

@@ -81,14 +81,14 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                         ep_inc_t rs = tb->mbs_c[ir];
                         const T *api = ap + ir * MR * kc;
                         T *cij = c + tb->moff_c[i0] + sh->noff_c[j0];
-                        if (mr == MR && nr == NR && rs != EP_IRREGULAR &&
-                            cs != EP_IRREGULAR) {
-                            u->UKR_FIELD(kc, api, bpj, ldb, cij, rs, cs,
+                        if (rs != EP_IRREGULAR && cs != EP_IRREGULAR) {
+                            // full or edge tile: the kernel stores mr x nr
+                            u->UKR_FIELD(mr, nr, kc, api, bpj, ldb, cij, rs, cs,
                                          alpha, beta_pc);
                             continue;
                         }
-                        // edge or scattered tile: through a private tile
-                        u->UKR_FIELD(kc, api, bpj, ldb, ct, NR, 1, alpha,
+                        // scattered tile: through a private tile
+                        u->UKR_FIELD(MR, NR, kc, api, bpj, ldb, ct, NR, 1, alpha,
                                      (T)0);
                         for (int i = 0; i < mr; i++) {
                             T *ci = c + tb->moff_c[i0 + i];

@@ -44,9 +44,9 @@ cdef extern from "ep_api.h" nogil:
     int ep_set_isa(int isa)
     const char *ep_isa_name(int isa)
     int ep_isa_tile(int isa, ep_dtype_t dtype, int *mr, int *nr)
-    int ep_run_ukr(int isa, ep_dtype_t dtype, ep_dim_t k, const void *a,
-                   const void *b, void *c, ep_inc_t rs_c, ep_inc_t cs_c,
-                   double alpha, double beta)
+    int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
+                   const void *a, const void *b, void *c, ep_inc_t rs_c,
+                   ep_inc_t cs_c, double alpha, double beta)
     void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
     void ep_set_num_threads(int n)
     int ep_get_num_threads()

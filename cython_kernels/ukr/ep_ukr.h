@@ -1,18 +1,21 @@
 // ep_ukr.h -- THE micro-kernel contract (cf. BLIS docs/KernelsHowTo.md).
 //
-//   void ukr(k, a, b, ldb, c, rs_c, cs_c, alpha, beta)
+//   void ukr(m, n, k, a, b, ldb, c, rs_c, cs_c, alpha, beta)
 //
 //   c(i, j) = alpha * sum_p a[p*MR + i] * b[p*ldb + j] + beta * c(i, j)
-//   for 0 <= i < MR, 0 <= j < NR, where c(i, j) = c[i*rs_c + j*cs_c].
+//   for 0 <= i < m <= MR, 0 <= j < n <= NR, where c(i, j) = c[i*rs_c + j*cs_c].
 //
 // - a: packed micro-panel of A, k columns of MR values (column p at a + p*MR,
 //   64-byte aligned, fringe zero-padded by the packing routine).
 // - b: k rows of NR values, row p at b + p*ldb: a packed micro-panel
 //   (ldb == NR) or, when m is too small to repay packing, B itself where its
 //   n stride is 1 (ldb = B's k stride; no alignment assumed).
-// - The kernel always computes a FULL MR x NR tile.  Edge tiles (m < MR or
-//   n < NR) and tiles whose C offsets are not regular are handled by the
-//   caller, which passes a private row-major tile and copies it out.
+// - The kernel always computes a full MR x NR tile in registers (the packed
+//   panels are zero-padded) and stores only its m x n corner: with masked
+//   vector stores where the ISA has them (AVX-512), else through a private
+//   tile.  No element of C outside the m x n corner is read or written.
+//   Tiles whose C offsets are not regular (scattered multi-axis groups) are
+//   handled by the caller through a private tile.
 // - beta == 0 never reads C: C may hold NaN or garbage.
 // - k may be 0 (then c = beta * c, or 0 when beta == 0).
 // - The vectors run along n (j): the kernel is fastest with cs_c == 1, so the
@@ -22,10 +25,10 @@
 
 #include "../ep_types.h"
 
-typedef void (*ep_sgemm_ukr_fn)(ep_dim_t k, const float *a, const float *b,
+typedef void (*ep_sgemm_ukr_fn)(int m, int n, ep_dim_t k, const float *a, const float *b,
                                 ep_inc_t ldb, float *c, ep_inc_t rs_c, ep_inc_t cs_c,
                                 float alpha, float beta);
-typedef void (*ep_dgemm_ukr_fn)(ep_dim_t k, const double *a, const double *b,
+typedef void (*ep_dgemm_ukr_fn)(int m, int n, ep_dim_t k, const double *a, const double *b,
                                 ep_inc_t ldb, double *c, ep_inc_t rs_c, ep_inc_t cs_c,
                                 double alpha, double beta);
 

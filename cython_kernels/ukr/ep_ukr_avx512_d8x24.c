@@ -19,6 +19,9 @@
 #define V_LOADU(p) _mm512_loadu_pd(p)
 #define V_STOREU(p, v) _mm512_storeu_pd(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define EP_MASK_T __mmask8
+#define V_MASK_LOADU(p, k) _mm512_maskz_loadu_pd(k, p)
+#define V_MASK_STOREU(p, k, v) _mm512_mask_storeu_pd(p, k, v)
 #define V_MUL(a, b) _mm512_mul_pd(a, b)
 #define V_ADD(a, b) _mm512_add_pd(a, b)
 #include "ep_ukr_template.h"

@@ -16,6 +16,9 @@
 #define V_LOADU(p) _mm512_loadu_ps(p)
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define EP_MASK_T __mmask16
+#define V_MASK_LOADU(p, k) _mm512_maskz_loadu_ps(k, p)
+#define V_MASK_STOREU(p, k, v) _mm512_mask_storeu_ps(p, k, v)
 #define V_MUL(a, b) _mm512_mul_ps(a, b)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
 #include "ep_ukr_template.h"

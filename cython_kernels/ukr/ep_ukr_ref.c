@@ -4,7 +4,8 @@
 #include "ep_ukr.h"
 
 #define EP_REF_UKR(NAME, T, MR, NR)                                           \
-    void NAME(ep_dim_t k, const T *restrict a, const T *restrict b,           \
+    void NAME(int m, int n, ep_dim_t k, const T *restrict a,                  \
+              const T *restrict b,                                            \
               ep_inc_t ldb, T *restrict c, ep_inc_t rs_c, ep_inc_t cs_c, T alpha, T beta)   \
     {                                                                         \
         T acc[MR][NR] = {{0}};                                                \
@@ -12,8 +13,8 @@
             for (int i = 0; i < MR; i++)                                      \
                 for (int j = 0; j < NR; j++)                                  \
                     acc[i][j] += a[i] * b[j];                                 \
-        for (int i = 0; i < MR; i++)                                          \
-            for (int j = 0; j < NR; j++) {                                    \
+        for (int i = 0; i < m; i++)                                           \
+            for (int j = 0; j < n; j++) {                                     \
                 T *cij = c + i * rs_c + j * cs_c;                             \
                 /* beta == 0 never reads C */                                 \
                 *cij = beta == 0 ? alpha * acc[i][j]                          \
@@ -42,13 +43,13 @@ EP_REF_UKR(ep_dgemm_ukr_ref_4x8, double, 4, 8)
 #define EP_L1(x) ep_d##x##_ref
 #include "ep_l1_template.h"
 
-void ep_sgemm_ukr_avx512_8x48(ep_dim_t, const float *, const float *, ep_inc_t, float *,
+void ep_sgemm_ukr_avx512_8x48(int, int, ep_dim_t, const float *, const float *, ep_inc_t, float *,
                               ep_inc_t, ep_inc_t, float, float);
-void ep_dgemm_ukr_avx512_8x24(ep_dim_t, const double *, const double *, ep_inc_t,
+void ep_dgemm_ukr_avx512_8x24(int, int, ep_dim_t, const double *, const double *, ep_inc_t,
                               double *, ep_inc_t, ep_inc_t, double, double);
-void ep_sgemm_ukr_avx2_6x16(ep_dim_t, const float *, const float *, ep_inc_t, float *,
+void ep_sgemm_ukr_avx2_6x16(int, int, ep_dim_t, const float *, const float *, ep_inc_t, float *,
                             ep_inc_t, ep_inc_t, float, float);
-void ep_dgemm_ukr_avx2_6x8(ep_dim_t, const double *, const double *, ep_inc_t, double *,
+void ep_dgemm_ukr_avx2_6x8(int, int, ep_dim_t, const double *, const double *, ep_inc_t, double *,
                            ep_inc_t, ep_inc_t, double, double);
 
 #define EP_L1_DECL(ISA)                                                       \

@@ -20,9 +20,9 @@
 #define EP_UKR_PREFETCH_A 8
 #endif
 
-void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
-              ep_inc_t ldb, UKR_T *restrict c, ep_inc_t rs_c, ep_inc_t cs_c,
-              UKR_T alpha, UKR_T beta)
+void UKR_NAME(int m, int n, ep_dim_t k, const UKR_T *restrict a,
+              const UKR_T *restrict b, ep_inc_t ldb, UKR_T *restrict c,
+              ep_inc_t rs_c, ep_inc_t cs_c, UKR_T alpha, UKR_T beta)
 {
     VEC acc[UKR_MR][UKR_NV];
 #pragma GCC unroll 16
@@ -56,8 +56,8 @@ void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
     }
 
     VEC va = V_SET1(alpha);
-    if (cs_c == 1) {                                  // rows of C contiguous
-        VEC vb = V_SET1(beta);
+    VEC vb = V_SET1(beta);
+    if (cs_c == 1 && m == UKR_MR && n == UKR_NR) {    // full tile, rows contiguous
 #pragma GCC unroll 16
         for (int i = 0; i < UKR_MR; i++) {
             UKR_T *ci = c + i * rs_c;
@@ -69,19 +69,40 @@ void UKR_NAME(ep_dim_t k, const UKR_T *restrict a, const UKR_T *restrict b,
                 V_STOREU(ci + v * VL, r);
             }
         }
-    } else {                                          // general strides
-        UKR_T tile[UKR_MR][UKR_NR] __attribute__((aligned(64)));
-#pragma GCC unroll 16
-        for (int i = 0; i < UKR_MR; i++)
-#pragma GCC unroll 4
-            for (int v = 0; v < UKR_NV; v++)
-                V_STOREU(&tile[i][v * VL], V_MUL(va, acc[i][v]));
-        for (int i = 0; i < UKR_MR; i++)
-            for (int j = 0; j < UKR_NR; j++) {
-                UKR_T *cij = c + i * rs_c + j * cs_c;
-                *cij = beta == 0 ? tile[i][j] : tile[i][j] + beta * *cij;
-            }
+        return;
     }
+#ifdef V_MASK_STOREU
+    if (cs_c == 1) {                                  // edge tile: masked vectors
+#pragma GCC unroll 16
+        for (int i = 0; i < UKR_MR; i++) {
+            if (i >= m) break;
+            UKR_T *ci = c + i * rs_c;
+#pragma GCC unroll 4
+            for (int v = 0; v < UKR_NV; v++) {
+                int left = n - v * VL;
+                if (left <= 0) break;
+                EP_MASK_T mk = left >= VL ? (EP_MASK_T)~0 : (EP_MASK_T)((1u << left) - 1);
+                VEC r = V_MUL(va, acc[i][v]);
+                if (beta != 0)
+                    r = V_FMA(vb, V_MASK_LOADU(ci + v * VL, mk), r);
+                V_MASK_STOREU(ci + v * VL, mk, r);
+            }
+        }
+        return;
+    }
+#endif
+    // general strides (or an edge tile without masked stores): via a tile
+    UKR_T tile[UKR_MR][UKR_NR] __attribute__((aligned(64)));
+#pragma GCC unroll 16
+    for (int i = 0; i < UKR_MR; i++)
+#pragma GCC unroll 4
+        for (int v = 0; v < UKR_NV; v++)
+            V_STOREU(&tile[i][v * VL], V_MUL(va, acc[i][v]));
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            UKR_T *cij = c + i * rs_c + j * cs_c;
+            *cij = beta == 0 ? tile[i][j] : tile[i][j] + beta * *cij;
+        }
 }
 
 #undef UKR_NR
