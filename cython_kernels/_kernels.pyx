@@ -417,3 +417,75 @@ def config():
                        for isa_ in available_isas()},
                 blocking={"float32": blocking(np.float32), "float64": blocking(np.float64)},
                 caches=cache_sizes(), threads=get_num_threads(), build=dict(BUILD_INFO))
+
+
+cdef class PlanRunner:
+    """A whole plan call in C for the common case -- one real GEMM from
+    ``nops`` operands into a fresh output -- for reusable plan objects, whose
+    per-call budget is a microsecond: operands are compared with the planned
+    shapes, strides and dtype (then the descriptor's bounds hold), the output
+    is allocated, the kernel runs.  Returns None when an operand does not
+    match, so the caller takes the general path (and its error messages)."""
+    cdef GemmCall call
+    cdef int nops, a_idx, b_idx, type_num, out_nd, scalar
+    cdef int nd[8]
+    cdef cnp.npy_intp dims[8][64]
+    cdef cnp.npy_intp strides[8][64]
+    cdef cnp.npy_intp out_dims[64]
+    cdef object perm
+
+    def __init__(self, GemmCall call not None, templates, int a_idx, int b_idx, out_shape, perm,
+                 bint scalar):
+        cdef int i, j
+        if len(templates) > 8 or len(out_shape) > 64:
+            raise ValueError("PlanRunner handles at most 8 operands and 64 output axes")
+        self.call = call
+        self.nops = len(templates)
+        self.a_idx, self.b_idx = a_idx, b_idx
+        self.type_num = call.type_num
+        for i, (shape, strides) in enumerate(templates):
+            self.nd[i] = len(shape)
+            for j in range(len(shape)):
+                self.dims[i][j] = shape[j]
+                self.strides[i][j] = strides[j]
+        self.out_nd = len(out_shape)
+        for j in range(self.out_nd):
+            self.out_dims[j] = out_shape[j]
+        self.perm = perm
+        self.scalar = scalar
+
+    def __call__(self, *args):
+        cdef int i, j
+        cdef cnp.ndarray x
+        cdef ep_gemm_desc_t d
+        cdef ep_status_t st
+        if len(args) != self.nops:
+            return None
+        for i in range(self.nops):
+            if type(args[i]) is not np.ndarray:
+                return None
+            x = <cnp.ndarray>args[i]
+            if (cnp.PyArray_TYPE(x) != self.type_num or cnp.PyArray_NDIM(x) != self.nd[i]
+                    or not cnp.PyArray_ISALIGNED(x)):
+                return None
+            for j in range(self.nd[i]):
+                if (cnp.PyArray_DIMS(x)[j] != self.dims[i][j]
+                        or cnp.PyArray_STRIDES(x)[j] != self.strides[i][j]):
+                    return None
+        C = cnp.PyArray_EMPTY(self.out_nd, self.out_dims, self.type_num, 0)
+        if self.perm is not None:
+            C = C.transpose(self.perm)
+        d = self.call.d
+        d.alpha = 1.0
+        d.beta = 0.0
+        d.nthreads = 0
+        d.a = cnp.PyArray_DATA(<cnp.ndarray>args[self.a_idx])
+        d.b = cnp.PyArray_DATA(<cnp.ndarray>args[self.b_idx])
+        d.c = cnp.PyArray_DATA(<cnp.ndarray>C)
+        with nogil:
+            st = ep_gemm(&d)
+        if st != EP_OK:
+            raise MemoryError("einplan: could not allocate packing buffers")
+        if self.scalar:
+            return C[()]
+        return C

@@ -21,9 +21,10 @@ const ep_ukr_set_t *ep_ukr_set(void);   // ep_dispatch.c
 #define EP_SCALE_BLOCK 256
 
 // Below this many flops in a call, threads cost more than they save: a
-// fork/join of the OpenMP team takes ~2-5 us here (Zen 4, libgomp), the
-// time of ~2e5 flops at single-core speed.
-#define EP_MIN_PARALLEL_FLOPS 4e5
+// fork/join of the OpenMP team and its barriers take ~10-15 us here (Zen 4,
+// libgomp).  Measured 2026-11-21, f64 square GEMM, 1 vs 2 threads: 64^3
+// (5e5 flops) 28 vs 43 us; 128^3 (4e6 flops) 108 vs 77 us.
+#define EP_MIN_PARALLEL_FLOPS 2e6
 
 // ------------------------------------------------------------ blocking
 // Linux sysfs first (glibc's sysconf misreports some virtual CPUs' L3 by

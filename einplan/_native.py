@@ -68,6 +68,11 @@ def prepare_gemm(dtype, m, n, k, batch=()):
     return _require().GemmCall(dtype, tuple(m), tuple(n), tuple(k), tuple(batch))
 
 
+def plan_runner(call, templates, a_idx, b_idx, out_mem_shape, perm, scalar):
+    """A compiled whole-call runner for a one-GEMM plan (see _kernels.PlanRunner)."""
+    return _require().PlanRunner(call, templates, a_idx, b_idx, out_mem_shape, perm, scalar)
+
+
 def gemm_reference(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
     """The same contract in plain numpy (test oracle): strided views, no C code."""
     def view(arr, axes):

@@ -221,6 +221,8 @@ def matmul(a, b, out=None):
     """numpy.matmul(a, b, out=out) run through einplan.einsum."""
     from .api import einsum
     subscripts, operands = matmul_spec(a, b)
+    if out is None:   # default options: einsum's hot path applies
+        return einsum(subscripts, *operands)
     # matmul is a ufunc: its out= follows the ufunc rule 'same_kind'
     return einsum(subscripts, *operands, out=out, casting="same_kind")
 

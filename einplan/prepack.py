@@ -34,6 +34,8 @@ from .plan import OUT, GemmStep
 from .planner import Options, make_plan
 from .spec import parse_spec
 
+_NATIVE_GEMM = _native.gemm   # tests swap _native.gemm for the reference
+
 
 def plan(subscripts, *shapes_or_arrays, constants=(), dtype=None, order="K",
          casting="safe", optimize=True):
@@ -116,6 +118,7 @@ class ContractPlan:
             # no prepacking: a private copy, so the caller may still drop the original
             self._copies = {c: np.array(a, copy=True) for c, a in const_arrays.items()}
         self.constant_nbytes = sum(a.nbytes for a in const_arrays.values())
+        self._runner = self._make_runner(templates) if not self.constants else None
 
     # ------------------------------------------------------------ planning
     def _packable_step(self, const_arrays):
@@ -134,6 +137,26 @@ class ContractPlan:
         if step.m.extent == 1:
             return None   # one row (GEMV): streaming B in place beats any packing
         return step
+
+    def _make_runner(self, templates):
+        """A compiled runner for a plan without constants that is one real
+        GEMM into a fresh output (the small-call hot path), else None."""
+        p = self._plan
+        if (p.fallback is not None or len(p.steps) != 1 or p.out_buffer is None
+                or not _native.available()):
+            return None
+        step = p.steps[0]
+        if (not isinstance(step, GemmStep) or step.complex_mode or step.c != OUT
+                or step.native is None):
+            return None
+        order = p.out_buffer.order
+        inv = [0] * len(order)
+        for pos, ax in enumerate(order):
+            inv[ax] = pos
+        return _native.plan_runner(
+            step.native, [(t.shape, t.strides) for t in templates], step.a, step.b,
+            tuple(p.out_buffer.shape[i] for i in order),
+            None if inv == sorted(inv) else tuple(inv), p.scalar_result)
 
     def _variant(self, a_strides, c_strides):
         """A GemmCall for new strides of the variable operand / out=, with the
@@ -177,6 +200,10 @@ class ContractPlan:
         return arrays
 
     def __call__(self, *variables, out=None):
+        if self._runner is not None and out is None and _native.gemm is _NATIVE_GEMM:
+            res = self._runner(*variables)   # None: operands differ from the plan
+            if res is not None:
+                return res
         arrays = self._check(variables)
         if self.packed is None:
             ops = list(arrays)

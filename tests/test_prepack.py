@@ -788,3 +788,29 @@ def test_constant_with_strides_not_in_whole_elements():
     A = _rand(rng, (2, 5, 4), np.float64)
     p = einplan.plan("bij,jk->bik", A.shape, Wf, constants=[1])
     _check(p(A), np.einsum("bij,jk->bik", A, Wf), np.float64, 4)
+
+
+# ------------------------------------------------------------ compiled runner
+@pytest.mark.parametrize("spec,shapes", [("ij,jk->ik", [(3, 3), (3, 3)]), ("i,i->", [(8,), (8,)]),
+                                         ("bij,bjk->bik", [(8, 4, 4), (8, 4, 4)]),
+                                         ("ij,kj->ik", [(5, 7), (9, 7)])])
+def test_plan_runner_matches_general_path(spec, shapes):
+    """A constant-free one-GEMM plan runs through the compiled PlanRunner; its
+    results (type, shape, values) equal einsum's, and an operand with other
+    strides falls back to the general path instead of being misread."""
+    rng = np.random.default_rng(1)
+    ops = [rng.standard_normal(s) for s in shapes]
+    p = einplan.plan(spec, *shapes)
+    assert p._runner is not None
+    ref = np.einsum(spec, *ops)
+    res = p(*ops)
+    assert type(res) is type(ref) and np.shape(res) == np.shape(ref)
+    np.testing.assert_allclose(res, ref, rtol=1e-12, atol=1e-12)
+    assert p._runner(*ops) is not None            # the compiled path answered
+    f_ops = [np.asfortranarray(o) for o in ops]
+    if any(f.strides != o.strides for f, o in zip(f_ops, ops)):
+        assert p._runner(*f_ops) is None            # strides differ: general path
+    np.testing.assert_allclose(p(*f_ops), ref, rtol=1e-12, atol=1e-12)
+    assert p._runner(ops[0]) is None                # wrong count: general path raises
+    with pytest.raises(ValueError):
+        p(ops[0])
