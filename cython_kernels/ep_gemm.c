@@ -20,6 +20,13 @@ const ep_ukr_set_t *ep_ukr_set(void);   // ep_dispatch.c
 
 #define EP_SCALE_BLOCK 256
 
+// Threads split m (each packs its own rows of A) when every thread gets at
+// least this many MR panels; below, they split n and share A's packing.
+// Zen 4, 2 threads, 2026-11-21: tract m = 462 (58 panels of 8) split by m
+// (imbalanced MC blocks) 0.82x, split by equal panel ranges 1.04x of
+// numpy's merged reshape@; m = 77 split by n 1.03-1.23x.
+#define EP_SPLIT_M_MIN_PANELS 8
+
 // Below this many flops in a call, threads cost more than they save: a
 // fork/join of the OpenMP team and its barriers take ~10-15 us here (Zen 4,
 // libgomp).  Measured 2026-11-21, f64 square GEMM, 1 vs 2 threads: 64^3
@@ -404,18 +411,10 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
     int by_batch = nt > 1 && NB >= nt && flops < 4e6;
 
-    // Blocks no larger than the problem, and MC split evenly over the
-    // threads when m is what they share out.
+    // Blocks no larger than the problem (the threads' share of m is split
+    // evenly in ep_gemm_template.h).
     ep_kn_blocks(&bk, K, N);
     ep_dim_t kc = bk.kc, nc = bk.nc;
-    int nt_m = by_batch ? 1 : nt;
-    ep_dim_t nmblk = (M + bk.mc - 1) / bk.mc;
-    if (nt_m > 1 && nmblk < (ep_dim_t)nt_m * 4) {
-        ep_dim_t want = (M + nt_m - 1) / nt_m;   // one block per thread
-        if (nmblk > (ep_dim_t)nt_m) want = (M + nmblk - 1) / nmblk;
-        want = (want + bk.mr - 1) / bk.mr * bk.mr;
-        if (want < bk.mc) bk.mc = want;
-    }
     if (M < bk.mc) bk.mc = (M + bk.mr - 1) / bk.mr * bk.mr;
     if (bk.mc < EP_SCALE_BLOCK && K == 0) bk.mc = EP_SCALE_BLOCK;
     if (nc < EP_SCALE_BLOCK && K == 0) bk.nc = nc = EP_SCALE_BLOCK;

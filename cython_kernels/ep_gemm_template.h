@@ -49,16 +49,24 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                                    sh->koff_b, sh->ks_b, jp, jp + 1, bp);
             EP_BARRIER(nt);
 
-            // ic blocks to threads when there are enough; otherwise every
-            // thread packs each A block and takes a slice of the jr loop
-            ep_dim_t nmblk = (M + bk->mc - 1) / bk->mc;
-            int split_ic = nmblk >= nt;
+            // m large: each thread takes an equal range of MR panels (to
+            // the panel: 11 blocks over 2 threads would idle one 9% of the
+            // time) and packs its own A blocks; m small: every thread packs
+            // each A block and takes an equal slice of the jr loop, so B is
+            // streamed once, not once per thread
+            ep_dim_t mpanels = (M + MR - 1) / MR;
+            int split_ic = mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS;
             ep_dim_t jr0 = split_ic ? 0 : npanel * tid / nt;
             ep_dim_t jr1 = split_ic ? npanel : npanel * (tid + 1) / nt;
-            for (ep_dim_t ib = split_ic ? tid : 0; ib < nmblk;
-                 ib += split_ic ? nt : 1) {                // ic: MC of m (L2)
-                ep_dim_t ic = ib * bk->mc;
-                ep_dim_t mc = M - ic < bk->mc ? M - ic : bk->mc;
+            ep_dim_t m_lo = split_ic ? mpanels * tid / nt * MR : 0;
+            ep_dim_t m_hi = split_ic ? mpanels * (tid + 1) / nt * MR : M;
+            if (m_hi > M) m_hi = M;
+            // even MC blocks over this thread's range: no thin last block
+            ep_dim_t nblk = (m_hi - m_lo + bk->mc - 1) / bk->mc;
+            ep_dim_t mc_t = nblk ? (m_hi - m_lo + nblk - 1) / nblk : bk->mc;
+            mc_t = (mc_t + MR - 1) / MR * MR;
+            for (ep_dim_t ic = m_lo; ic < m_hi; ic += mc_t) {  // ic: MC of m (L2)
+                ep_dim_t mc = m_hi - ic < mc_t ? m_hi - ic : mc_t;
                 ep_dim_t mpanel = (mc + MR - 1) / MR;
                 ep_scatter(&d->g->m, EP_M_A, ic, mc, tb->moff_a);
                 ep_scatter(&d->g->m, EP_M_C, ic, mc, tb->moff_c);
