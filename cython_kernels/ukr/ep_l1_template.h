@@ -74,3 +74,63 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
         V_STOREU(y + j, V_FMA(va, V_LOADU(a + j), V_LOADU(y + j)));
     for (; j < n; j++) y[j] += alpha * a[j];
 }
+
+// smm: small C = alpha * A B + beta * C read in place (no packing), for
+// batches of tiny matrices ("bij,bjk->bik" with 4x4 .. 32x32 blocks), where
+// packing and the 8 x NR micro-tile cost more than the arithmetic.  B and C
+// rows must be contiguous (n stride 1), n <= 4 VL.  Four rows of C at a
+// time, up to four vectors each: enough independent FMA chains to cover the
+// FMA latency even when n is one vector.
+#ifdef V_MASK_STOREU
+#define EP_SMM_MAXV 4
+#define EP_SMM_ROWS 4
+void EP_L1(smm)(int m, int n, ep_dim_t k, const UKR_T *a, ep_inc_t rsa,
+                ep_inc_t csa, const UKR_T *b, ep_inc_t rsb, UKR_T *c,
+                ep_inc_t rsc, UKR_T alpha, UKR_T beta)
+{
+    int nv = (n + VL - 1) / VL;
+    EP_MASK_T mk[EP_SMM_MAXV];
+    for (int v = 0; v < EP_SMM_MAXV; v++) {
+        int left = n - v * VL;
+        mk[v] = left >= VL ? (EP_MASK_T)~0 : left > 0 ? (EP_MASK_T)((1u << left) - 1) : 0;
+    }
+    VEC va = V_SET1(alpha), vb = V_SET1(beta);
+    for (int i = 0; i < m; i += EP_SMM_ROWS) {
+        int rows = m - i < EP_SMM_ROWS ? m - i : EP_SMM_ROWS;
+        const UKR_T *ar[EP_SMM_ROWS];
+        for (int r = 0; r < EP_SMM_ROWS; r++)     // missing rows repeat row i
+            ar[r] = a + (i + (r < rows ? r : 0)) * rsa;
+        VEC s[EP_SMM_ROWS][EP_SMM_MAXV];
+#pragma GCC unroll 4
+        for (int r = 0; r < EP_SMM_ROWS; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < EP_SMM_MAXV; v++) s[r][v] = V_ZERO();
+        for (ep_dim_t p = 0; p < k; p++) {
+            const UKR_T *bp = b + p * rsb;
+            VEC x[EP_SMM_ROWS];
+#pragma GCC unroll 4
+            for (int r = 0; r < EP_SMM_ROWS; r++) x[r] = V_SET1(ar[r][p * csa]);
+#pragma GCC unroll 4
+            for (int v = 0; v < EP_SMM_MAXV; v++) {
+                if (v >= nv) break;
+                VEC bv = V_MASK_LOADU(bp + v * VL, mk[v]);
+#pragma GCC unroll 4
+                for (int r = 0; r < EP_SMM_ROWS; r++) s[r][v] = V_FMA(x[r], bv, s[r][v]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < EP_SMM_ROWS; r++) {
+            if (r >= rows) break;
+            UKR_T *ci = c + (i + r) * rsc;
+#pragma GCC unroll 4
+            for (int v = 0; v < EP_SMM_MAXV; v++) {
+                if (v >= nv) break;
+                VEC res = V_MUL(va, s[r][v]);
+                if (beta != 0)
+                    res = V_FMA(vb, V_MASK_LOADU(ci + v * VL, mk[v]), res);
+                V_MASK_STOREU(ci + v * VL, mk[v], res);
+            }
+        }
+    }
+}
+#endif

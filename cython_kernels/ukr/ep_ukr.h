@@ -41,6 +41,15 @@ typedef void (*ep_ddot4_fn)(ep_dim_t k, const double *x, const double *a0,
                             const double *a3, double *out);
 typedef float (*ep_sdot1_fn)(ep_dim_t k, const float *x, const float *a);
 typedef double (*ep_ddot1_fn)(ep_dim_t k, const double *x, const double *a);
+// Small in-place GEMM (ep_l1_template.h); NULL where the ISA has none.
+typedef void (*ep_ssmm_fn)(int m, int n, ep_dim_t k, const float *a,
+                           ep_inc_t rsa, ep_inc_t csa, const float *b,
+                           ep_inc_t rsb, float *c, ep_inc_t rsc, float alpha,
+                           float beta);
+typedef void (*ep_dsmm_fn)(int m, int n, ep_dim_t k, const double *a,
+                           ep_inc_t rsa, ep_inc_t csa, const double *b,
+                           ep_inc_t rsb, double *c, ep_inc_t rsc, double alpha,
+                           double beta);
 typedef void (*ep_saxpy_fn)(ep_dim_t n, float alpha, const float *a, float *y);
 typedef void (*ep_daxpy_fn)(ep_dim_t n, double alpha, const double *a,
                             double *y);
@@ -62,6 +71,9 @@ typedef struct {
     ep_ddot1_fn ddot1;
     ep_saxpy_fn saxpy;
     ep_daxpy_fn daxpy;
+    ep_ssmm_fn ssmm;
+    ep_dsmm_fn dsmm;
+    int smm_max_n_s, smm_max_n_d;   // largest n the smm kernels take
 } ep_ukr_set_t;
 
 // Largest tile any kernel uses, for the stack tile of edge cases.

@@ -1,0 +1,33 @@
+"""The small in-place GEMM path (smm: batches of tiny matrices, no packing)
+against numpy, at every n up to the kernel's limit and around it, with C rows
+that are not contiguous to each other, beta 0 over NaN and beta 1."""
+import numpy as np
+import pytest
+
+from einplan import _native
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 47, 64, 65])
+@pytest.mark.parametrize("m,k", [(1, 3), (3, 5), (4, 4), (5, 1), (9, 17)])
+def test_batched_small_gemm(dtype, n, m, k):
+    rng = np.random.default_rng(n * 100 + m * 10 + k)
+    nb = 5
+    A = rng.standard_normal((nb, m, k)).astype(dtype)
+    B = rng.standard_normal((nb, k, n)).astype(dtype)
+    # C rows padded: row stride n + 3, and a NaN-filled pad that must stay untouched
+    Cbuf = np.full((nb, m, n + 3), np.nan, dtype)
+    C = Cbuf[:, :, :n]
+    it = A.itemsize
+    m_g = [(m, A.strides[1] // it, Cbuf.strides[1] // it)]
+    n_g = [(n, 1, 1)]
+    k_g = [(k, A.strides[2] // it, B.strides[1] // it)]
+    b_g = [(nb, A.strides[0] // it, B.strides[0] // it, Cbuf.strides[0] // it)]
+    ref = np.matmul(A.astype(np.float64), B)
+    _native.gemm(A, B, C, m_g, n_g, k_g, b_g, 1.0, 0.0)        # beta 0 over NaN
+    tol = dict(rtol=1e-5, atol=1e-5 * k) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12 * k)
+    np.testing.assert_allclose(C, ref, **tol)
+    assert np.isnan(Cbuf[:, :, n:]).all(), "wrote outside C"
+    _native.gemm(A, B, C, m_g, n_g, k_g, b_g, 2.0, 1.0)        # C = 2 AB + C
+    np.testing.assert_allclose(C, 3 * ref, **tol)
+    assert np.isnan(Cbuf[:, :, n:]).all(), "wrote outside C"
