@@ -266,6 +266,21 @@ cdef class GemmCall:
         self._run(&d, nthreads)
         return C
 
+    def schedule(self, int nthreads=0, bint b_prepacked=False):
+        """What ep_gemm will do with this descriptor (the very decision it
+        runs): path ('gemm', 'gemv', 'smm', 'empty'), threads, the loop they
+        share out ('none', 'batch', 'm', 'n'), effective blocking, and whether
+        B is read in place."""
+        cdef ep_gemm_desc_t d = self.d
+        cdef ep_schedule_t s
+        d.nthreads = nthreads
+        d.b_packed = <void *>1 if b_prepacked else NULL   # only tested for NULL
+        ep_gemm_schedule(&d, &s)
+        return dict(path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
+                    loop=("none", "batch", "m", "n")[<int>s.loop],
+                    mr=s.bk.mr, nr=s.bk.nr, mc=s.bk.mc, kc=s.bk.kc, nc=s.bk.nc,
+                    direct_b=bool(s.direct_b), M=s.M, N=s.N, K=s.K, NB=s.NB)
+
     def signature(self):
         """What a prepacked B depends on: dtype, kernel set, blocking, k/n/batch extents."""
         return (self.dtype.str, isa(), tuple(blocking(self.dtype).values()),

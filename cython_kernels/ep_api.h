@@ -41,6 +41,23 @@ typedef struct {
     const void *b_packed;            // B prepacked by ep_pack_b_all, or NULL
 } ep_gemm_desc_t;
 
+// What ep_gemm will do with a descriptor: which path, how many threads over
+// which loop, which blocking.  ep_gemm runs exactly this; explain prints it.
+typedef enum { EP_PATH_EMPTY = 0, EP_PATH_GEMM = 1, EP_PATH_GEMV = 2,
+               EP_PATH_SMM = 3 } ep_path_t;
+typedef enum { EP_LOOP_NONE = 0, EP_LOOP_BATCH = 1, EP_LOOP_M = 2,
+               EP_LOOP_N = 3 } ep_loop_t;
+typedef struct { int mr, nr; ep_dim_t mc, kc, nc; } ep_blocking_t;
+typedef struct {
+    ep_path_t path;
+    int nthreads;          // threads the call will use
+    ep_loop_t loop;        // what they share out
+    ep_blocking_t bk;      // effective MC/KC/NC (GEMM path)
+    int direct_b;          // full B panels read in place (small m)
+    ep_dim_t M, N, K, NB;
+} ep_schedule_t;
+void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s);
+
 // Runs the packed GEMM.  The caller (the Cython layer) has checked extents,
 // overflow and bounds; ep_gemm only fails on allocation.
 ep_status_t ep_gemm(const ep_gemm_desc_t *desc);
@@ -53,7 +70,6 @@ ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc);
 ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf);
 
 // Blocking sizes used for a dtype with the current ISA.
-typedef struct { int mr, nr; ep_dim_t mc, kc, nc; } ep_blocking_t;
 ep_blocking_t ep_blocking(ep_dtype_t dtype);
 
 // Run-time dispatch (ep_dispatch.c).

@@ -358,13 +358,12 @@ static int ep_always_pack(void)
 // m == 1 or n == 1: the GEMV path, threads over batches when they are many
 // and small, else over blocks of the output vector.
 static void ep_gemv_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
-                        ep_dim_t M, ep_dim_t N, ep_dim_t K, ep_dim_t NB, int nt)
+                        const ep_schedule_t *s)
 {
+    ep_dim_t M = s->M, N = s->N, NB = s->NB;
+    int nt = s->nthreads, by_batch = s->loop == EP_LOOP_BATCH;
     int n_is_one = N == 1;
     ep_dim_t J = n_is_one ? M : N;
-    double work = (double)J * (double)K;
-    if (2.0 * work * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;   // not worth a fork
-    int by_batch = NB >= nt && work < 1e6;
     if (nt == 1) {
         for (ep_dim_t bi = 0; bi < NB; bi++) {
             ep_inc_t oa, ob, oc;
@@ -401,8 +400,8 @@ static void ep_gemv_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 // place through the ISA's smm kernel: packing and an 8 x NR micro-tile cost
 // more than the arithmetic there.  Needs single-axis m, n, k groups with
 // unit n stride in B and C.  Returns 0 when the call does not qualify.
-static int ep_small_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
-                        ep_dim_t M, ep_dim_t N, ep_dim_t K, ep_dim_t NB, int nt)
+static int ep_small_ok(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                       ep_dim_t M, ep_dim_t N, ep_dim_t K)
 {
     const ep_groups_t *g = d->g;
     int fp32 = d->dtype == EP_FLOAT32;
@@ -411,14 +410,20 @@ static int ep_small_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 ||
         (double)M * (double)N * (double)K > EP_SMM_MAX_MNK)
         return 0;
-    if (g->m.ndim > 1 || g->n.ndim != 1 || g->k.ndim > 1 ||
-        g->n.stride[EP_N_B][0] != 1 || g->n.stride[EP_N_C][0] != 1)
-        return 0;
+    return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
+           g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
+}
+
+static void ep_small_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                         const ep_schedule_t *s)
+{
+    const ep_groups_t *g = d->g;
+    int fp32 = d->dtype == EP_FLOAT32, nt = s->nthreads;
+    ep_dim_t M = s->M, N = s->N, K = s->K, NB = s->NB;
     ep_inc_t rsa = g->m.ndim ? g->m.stride[EP_M_A][0] : 0;
     ep_inc_t rsc = g->m.ndim ? g->m.stride[EP_M_C][0] : 0;
     ep_inc_t csa = g->k.ndim ? g->k.stride[EP_K_A][0] : 0;
     ep_inc_t rsb = g->k.ndim ? g->k.stride[EP_K_B][0] : 0;
-    if (2.0 * M * N * K * NB < EP_MIN_PARALLEL_FLOPS || NB < nt) nt = 1;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
 #endif
@@ -434,45 +439,83 @@ static int ep_small_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                     (const double *)d->b + ob, rsb, (double *)d->c + oc, rsc,
                     d->alpha, d->beta);
     }
-    return 1;
+}
+
+void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
+{
+    const ep_ukr_set_t *u = ep_ukr_set();
+    ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
+    ep_dim_t K = ep_group_size(&d->g->k), NB = ep_group_size(&d->g->batch);
+    int nt = d->nthreads > 0 ? d->nthreads : ep_get_num_threads();
+    s->M = M; s->N = N; s->K = K; s->NB = NB;
+    s->bk = ep_blocking(d->dtype);
+    s->direct_b = 0;
+    s->loop = EP_LOOP_NONE;
+    if (M == 0 || N == 0 || NB == 0) {
+        s->path = EP_PATH_EMPTY;
+        s->nthreads = 1;
+        return;
+    }
+    double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
+    // Threads: none for small work (a fork/join costs more than it saves)
+    if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
+    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed) {
+        // GEMV: whole vectors per thread when batches are many and small,
+        // else slices of the output vector
+        s->path = EP_PATH_GEMV;
+        s->nthreads = nt;
+        if (nt > 1)
+            s->loop = NB >= nt && flops < 2e6 ? EP_LOOP_BATCH : EP_LOOP_N;
+        return;
+    }
+    if (ep_small_ok(d, u, M, N, K)) {
+        s->path = EP_PATH_SMM;
+        s->nthreads = NB < nt ? 1 : nt;
+        s->loop = s->nthreads > 1 ? EP_LOOP_BATCH : EP_LOOP_NONE;
+        return;
+    }
+    s->path = EP_PATH_GEMM;
+    // whole GEMMs per thread when batches are many and each is too small
+    // to split well
+    int by_batch = nt > 1 && NB >= nt && flops < 4e6;
+    if (by_batch && nt > NB) nt = (int)NB;
+    // blocks no larger than the problem (the threads' share of m is split
+    // evenly in ep_gemm_template.h)
+    ep_kn_blocks(&s->bk, K, N);
+    if (M < s->bk.mc) s->bk.mc = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
+    if (K == 0) {                       // C = beta * C: blocks of EP_SCALE_BLOCK
+        if (s->bk.mc < EP_SCALE_BLOCK) s->bk.mc = EP_SCALE_BLOCK;
+        if (s->bk.nc < EP_SCALE_BLOCK) s->bk.nc = EP_SCALE_BLOCK;
+    }
+    s->direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack() && !d->b_packed;
+    s->nthreads = nt;
+    if (nt > 1) {
+        ep_dim_t mpanels = (M + s->bk.mr - 1) / s->bk.mr;
+        s->loop = by_batch ? EP_LOOP_BATCH
+                : mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS ? EP_LOOP_M : EP_LOOP_N;
+    }
 }
 
 ep_status_t ep_gemm(const ep_gemm_desc_t *d)
 {
     const ep_ukr_set_t *u = ep_ukr_set();
-    ep_blocking_t bk = ep_blocking(d->dtype);
-    ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
-    ep_dim_t K = ep_group_size(&d->g->k), NB = ep_group_size(&d->g->batch);
-    if (M == 0 || N == 0 || NB == 0) return EP_OK;
-    size_t esize = d->dtype == EP_FLOAT32 ? 4 : 8;
-    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed) {
-        ep_gemv_all(d, u, M, N, K, NB,
-                    d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
-        return EP_OK;
+    ep_schedule_t sc;
+    ep_gemm_schedule(d, &sc);
+    switch (sc.path) {
+    case EP_PATH_EMPTY: return EP_OK;
+    case EP_PATH_GEMV: ep_gemv_all(d, u, &sc); return EP_OK;
+    case EP_PATH_SMM: ep_small_all(d, u, &sc); return EP_OK;
+    case EP_PATH_GEMM: break;
     }
-
-    if (ep_small_all(d, u, M, N, K, NB,
-                     d->nthreads > 0 ? d->nthreads : ep_get_num_threads()))
-        return EP_OK;
-
-    // Threads: none for small work (a fork/join costs a few us); whole
-    // GEMMs per thread when batches are many and each is too small to split.
-    int nt = d->nthreads > 0 ? d->nthreads : ep_get_num_threads();
-    double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
-    if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
-    int by_batch = nt > 1 && NB >= nt && flops < 4e6;
-
-    // Blocks no larger than the problem (the threads' share of m is split
-    // evenly in ep_gemm_template.h).
-    ep_kn_blocks(&bk, K, N);
+    ep_blocking_t bk = sc.bk;
+    ep_dim_t M = sc.M, N = sc.N, K = sc.K, NB = sc.NB;
     ep_dim_t kc = bk.kc, nc = bk.nc;
-    if (M < bk.mc) bk.mc = (M + bk.mr - 1) / bk.mr * bk.mr;
-    if (bk.mc < EP_SCALE_BLOCK && K == 0) bk.mc = EP_SCALE_BLOCK;
-    if (nc < EP_SCALE_BLOCK && K == 0) bk.nc = nc = EP_SCALE_BLOCK;
+    int nt = sc.nthreads, by_batch = sc.loop == EP_LOOP_BATCH;
+    size_t esize = d->dtype == EP_FLOAT32 ? 4 : 8;
 
     int failed = 0;
     ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    sh_all.direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack() && !d->b_packed;
+    sh_all.direct_b = sc.direct_b;
     if (d->b_packed) sh_all.packed_b_per = ep_packed_b_batch_elems(&bk, K, N);
     if (nt == 1) {           // no parallel region at all: small calls stay cheap
         ep_thread_bufs_t tb;

@@ -55,7 +55,7 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             // each A block and takes an equal slice of the jr loop, so B is
             // streamed once, not once per thread
             ep_dim_t mpanels = (M + MR - 1) / MR;
-            int split_ic = mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS;
+            int split_ic = mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS;  // EP_LOOP_M
             ep_dim_t jr0 = split_ic ? 0 : npanel * tid / nt;
             ep_dim_t jr1 = split_ic ? npanel : npanel * (tid + 1) / nt;
             ep_dim_t m_lo = split_ic ? mpanels * tid / nt * MR : 0;

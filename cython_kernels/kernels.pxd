@@ -31,10 +31,30 @@ cdef extern from "ep_api.h" nogil:
         int nthreads
         const void *b_packed
 
+
     ctypedef struct ep_blocking_t:
         int mr, nr
         ep_dim_t mc, kc, nc
 
+    ctypedef enum ep_path_t:
+        EP_PATH_EMPTY
+        EP_PATH_GEMM
+        EP_PATH_GEMV
+        EP_PATH_SMM
+    ctypedef enum ep_loop_t:
+        EP_LOOP_NONE
+        EP_LOOP_BATCH
+        EP_LOOP_M
+        EP_LOOP_N
+    ctypedef struct ep_schedule_t:
+        ep_path_t path
+        int nthreads
+        ep_loop_t loop
+        ep_blocking_t bk
+        int direct_b
+        ep_dim_t M, N, K, NB
+
+    void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s)
     ep_status_t ep_gemm(const ep_gemm_desc_t *desc)
     ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc)
     ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf)

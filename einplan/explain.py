@@ -719,7 +719,8 @@ class _Builder:
         # kernel schedule + cost
         blocking = self.cfg["blocking"].get(str(dt), {})
         nreal = _N_REAL_GEMMS.get(step.complex_mode, 1)
-        sched = model.gemm_schedule(M, N, K, NB, blocking, _native.get_num_threads())
+        sched = model.gemm_schedule(M, N, K, NB, blocking, _native.get_num_threads(),
+                                    call=step.native)
         item = self.dtype.itemsize
         bytes_a = NB_if(step.batch, "A") * M * K * item
         bytes_b = NB_if(step.batch, "B") * K * N * item
@@ -730,7 +731,7 @@ class _Builder:
         pred = model.predict_gemm(self.mach, dt, sched, bytes_a, bytes_b, bytes_c, nreal,
                                   gather_a, gather_b, overhead_call=self.price_flag(),
                                   direct_b=direct_b)
-        if sched.path == "gemv":
+        if sched.path in ("gemv", "smm"):
             direct_b = False
         kernel = {
             "kind": step.kind.value, "isa": self.cfg["isa"], "mr": sched.mr, "nr": sched.nr,
@@ -752,6 +753,12 @@ class _Builder:
                           pack_b="not packed (no-pack GEMV path)",
                           path="gemv: m or n is 1, every matrix element is used once, "
                           "so nothing is packed (dot / axpy loops through the strides)")
+        elif sched.path == "smm":
+            kernel.update(mr=None, nr=None, mc=None, kc=None, nc=None,
+                          pack_a="not packed (small in-place path)",
+                          pack_b="not packed (small in-place path)",
+                          path="smm: blocks this small run in place (masked vectors, four rows "
+                          "of C at a time); packing would cost more than the arithmetic")
         else:
             kernel["path"] = "packed: BLIS five loops around the MR x NR micro-kernel"
         if step.complex_mode:
@@ -867,7 +874,8 @@ class _Builder:
         if outer == 1:
             return None
         K, NB = step.k.extent, step.batch.extent * outer
-        sched = model.gemm_schedule(inner_m, inner_n, K, NB, blocking, _native.get_num_threads())
+        sched = model.gemm_schedule(inner_m, inner_n, K, NB, blocking, _native.get_num_threads(),
+                                    dtype=self.real)
         p = model.predict_gemm(self.mach, self.real, sched, NB * inner_m * K * item,
                                step.batch.extent * K * step.n.extent * item,
                                NB * inner_m * inner_n * item, nreal, overhead_call=True)
@@ -1038,12 +1046,9 @@ def NB_if(batch, holder):
 
 
 def _direct_b(sched, step):
-    """ep_gemm reads full NR-wide B panels in place (no packing) when m is
-    small, B's n stride is 1 and k is regular (ep_gemm.c EP_DIRECT_B_MAX_M)."""
-    import os
-    if os.environ.get("EINPLAN_ALWAYS_PACK"):
-        return False
-    if sched.M > model.DIRECT_B_MAX_M or len(step.n.axes) != 1 or len(step.k.axes) > 1:
+    """ep_gemm reads full NR-wide B panels in place (no packing) when its
+    schedule allows it (m small) and B's n stride is 1 with a regular k."""
+    if not sched.direct_b or len(step.n.axes) != 1 or len(step.k.axes) > 1:
         return False
     return step.n.axes[0].strides[0] == 1 and sched.N >= sched.nr
 
@@ -1214,7 +1219,9 @@ def render_text(d: dict) -> str:
                 L.append(f"  kernel     {k['kind']}, {k['isa']}, {k['path']}; "
                          f"{k['threads']} thread(s)"
                          + (f" parallel over {k['parallel_loop']}" if k["threads"] > 1 else "")
-                         + f"; {k['gemms']} GEMV(s), packed 0 B")
+                         + f"; {k['gemms']} "
+                         + ("small GEMM(s)" if k["path"].startswith("smm") else "GEMV(s)")
+                         + ", packed 0 B")
                 if k.get("complex"):
                     L.append(f"             {k['complex']}")
             else:
@@ -1297,6 +1304,8 @@ def render_summary(d: dict) -> str:
         k = s["kernel"]
         if k.get("path", "").startswith("gemv"):
             L.append(f"  {k['isa']} no-pack GEMV path: nothing packed")
+        if k.get("path", "").startswith("smm"):
+            L.append(f"  {k['isa']} small in-place GEMM path (smm): nothing packed")
         if k["mr"]:
             L.append(f"  {k['isa']} {k['mr']}x{k['nr']}, {k['fringe_tiles']} of {k['tiles']} "
                      f"tiles are fringe tiles: handled in the kernel, nothing padded or "

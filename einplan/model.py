@@ -75,13 +75,13 @@ VECTOR_BITS = {"avx512": 512, "avx2": 256, "generic": 128}
 TABLE_FMA_UNITS = {"avx512": 2, "avx2": 2, "generic": 2}
 GEMM_EFFICIENCY = 0.9          # full GEMM / micro-kernel rate (see docstring)
 GEMV_EFFICIENCY = 0.5          # no-pack GEMV loops vs FMA peak, data in cache (rough)
+SMM_EFFICIENCY = 0.6            # small in-place GEMM (smm): tiny blocks, masked vectors
 CALL_OVERHEAD_S = 4e-6         # per einsum call
 GEMM_OVERHEAD_S = 0.5e-6       # per GEMM of a batch loop
 STEP_OVERHEAD_S = 1e-6         # per numpy (reduce / copy) step
 PACK_CYCLES = {"strided": 1.0, "gather": 3.0}   # per element packed
 DEFAULT_BANDWIDTH_GBS = 10.0
 STRIDED_PENALTY = 3.0          # permuted copies (see predict_stream)
-DIRECT_B_MAX_M = 256           # ep_gemm.c EP_DIRECT_B_MAX_M: B read in place below it
 CALIBRATION_BYTES = 64 << 20
 
 
@@ -300,70 +300,44 @@ class GemmSchedule:
     n_ic: int               # MC-blocks of m
     tiles: int              # C micro-tiles per GEMM
     fringe_tiles: int       # of which partial (m % MR or n % NR)
-    path: str = "packed"    # "packed" (five loops) or "gemv" (no packing, ep_small.c)
+    path: str = "packed"    # "packed" (five loops), "gemv" or "smm" (no packing)
+    direct_b: bool = False  # full B panels read in place (small m)
 
 
 def _ceil(a, b):
     return -(-a // b)
 
 
-def gemm_schedule(M, N, K, NB, blocking: dict, threads: int) -> GemmSchedule:
-    """The effective MC/KC/NC, thread count and parallel loop of ``ep_gemm``.
+def gemm_schedule(M, N, K, NB, blocking: dict, threads: int, call=None,
+                  dtype=np.float64) -> GemmSchedule:
+    """The path, effective MC/KC/NC, thread count and parallel loop of ``ep_gemm``.
 
-    A copy of the decisions at the top of ``ep_gemm()`` in
-    cython_kernels/ep_gemm.c (keep in step with it).
+    Asked from the C core itself (``ep_gemm_schedule``, the decision
+    ``ep_gemm`` runs): on the step's own descriptor ``call`` when given, else
+    on a contiguous descriptor of these sizes.  ``blocking`` is unused by the
+    C answer and kept for callers that pass it.
     """
-    mr, nr = blocking["mr"], blocking["nr"]
-    mc, kc, nc = blocking["mc"], blocking["kc"], blocking["nc"]
-    nt = max(int(threads), 1)
-    if K > 0 and (M == 1 or N == 1) and not _always_pack():
-        # ep_gemv_all(): no packing; threads over batches or JB-blocks of y
-        J = M if N == 1 else N
-        work = float(J) * K
-        if work * NB < 1e5:
-            nt = 1
-        by_batch = NB >= nt and work < 1e6
-        loop = "none" if nt == 1 else ("batch" if by_batch else "output blocks")
-        return GemmSchedule(M, N, K, NB, mr, nr, 0, 0, 0, nt, loop, 0, 0, 0, 0, 0, "gemv")
-    flops = 2.0 * M * N * (K or 1)
-    by_batch = NB >= nt and flops < 4e6
-    kc_eff = K if K < kc else kc
-    kc_eff = kc_eff or 1
-    if K > kc:
-        nkb = _ceil(K, kc)
-        kc_eff = _ceil(K, nkb)
-    nc_eff = N if N < nc else nc
-    nt_m = 1 if by_batch else nt
-    nmblk = _ceil(M, mc)
-    if nt_m > 1 and nmblk < nt_m * 4:
-        want = _ceil(M, nt_m)
-        if nmblk > nt_m:
-            want = _ceil(M, nmblk)
-        want = _ceil(want, mr) * mr
-        if want < mc:
-            mc = want
-    if M < mc:
-        mc = _ceil(M, mr) * mr
-    if NB == 1 or M * N * (K or 1) < 32768:
-        nt = nt if by_batch else (1 if flops < 2e5 else nt)
-    if nt > NB and by_batch:
-        nt = NB
-    nt = max(nt, 1)
-    if nt == 1:
-        loop = "none"
-    elif by_batch:
-        loop = "batch"
-    else:
-        loop = "ic" if _ceil(M, mc) >= nt else "jr"
-    n_ic = _ceil(M, mc) if M else 0
+    if call is None:
+        call = _native.prepare_gemm(dtype, [(M, K, N)] if M != 1 else [],
+                                    [(N, 1, 1)] if N != 1 else [],
+                                    [(K, 1, N)] if K != 1 else [],
+                                    [(NB, M * K, K * N, M * N)] if NB != 1 else [])
+    s = call.schedule(int(threads))
+    mr, nr, mc, kc, nc = s["mr"], s["nr"], s["mc"], s["kc"], s["nc"]
+    loop = {"none": "none", "batch": "batch", "m": "ic", "n": "jr"}[s["loop"]]
+    path = {"gemm": "packed", "gemv": "gemv", "smm": "smm", "empty": "packed"}[s["path"]]
+    if path != "packed":
+        return GemmSchedule(M, N, K, NB, mr, nr, 0, 0, 0, s["threads"], loop,
+                            0, 0, 0, 0, 0, path, False)
     # tiles: per MC-block ceil(mc_i / MR) rows of tiles, per NC-block ceil(nc_j / NR)
     m_tiles, m_fringe = _tiles(M, mc, mr)
-    n_tiles, n_fringe = _tiles(N, nc_eff or 1, nr)
+    n_tiles, n_fringe = _tiles(N, nc or 1, nr)
     tiles = m_tiles * n_tiles
     full = (m_tiles - m_fringe) * (n_tiles - n_fringe)
-    return GemmSchedule(M, N, K, NB, mr, nr, mc, kc_eff, nc_eff, nt, loop,
-                        _ceil(N, nc_eff) if N and nc_eff else 0,
-                        _ceil(K, kc_eff) if K else 0, n_ic, tiles, tiles - full)
+    return GemmSchedule(M, N, K, NB, mr, nr, mc, kc, nc, s["threads"], loop,
+                        _ceil(N, nc) if N and nc else 0, _ceil(K, kc) if K and kc else 0,
+                        _ceil(M, mc) if M and mc else 0, tiles, tiles - full, path,
+                        s["direct_b"])
 
 
 def _always_pack() -> bool:
@@ -410,18 +384,20 @@ def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, byte
     s = sched
     item = _real_itemsize(dtype)
     flops = 2.0 * s.M * s.N * s.K * s.NB * n_real_gemms
-    if s.path == "gemv":
-        # every matrix element is used once: memory-bound, dot/axpy loops at
-        # about half the FMA peak when the data is in cache
+    if s.path in ("gemv", "smm"):
+        # no packing: GEMV uses every matrix element once (memory-bound, dot /
+        # axpy loops at about half the FMA peak in cache); smm runs tiny
+        # blocks in place with masked vectors
+        eff = GEMV_EFFICIENCY if s.path == "gemv" else SMM_EFFICIENCY
         nr_ = n_real_gemms if n_real_gemms > 1 else 1
         moved = (bytes_a + bytes_b + bytes_c) * nr_
-        t_c = flops / (mach.peak_gflops(dtype, s.threads) * 1e9 * GEMV_EFFICIENCY)
+        t_c = flops / (mach.peak_gflops(dtype, s.threads) * 1e9 * eff)
         t_m = moved / (mach.bandwidth_gbs * 1e9)
         t_o = (CALL_OVERHEAD_S if overhead_call else 0.0) + GEMM_OVERHEAD_S * s.NB * nr_
         body = max(t_c, t_m)
         bound = "overhead" if t_o > body else ("memory" if t_m > t_c else "compute")
         return Prediction(flops, moved, 0.0, t_c, 0.0, t_m, t_o, body + t_o, bound,
-                          GEMV_EFFICIENCY, s.threads)
+                          eff, s.threads)
     # compute: tile use, k-loop use, thread balance
     m_pad = _padded(s.M, s.mc, s.mr)
     n_pad = _padded(s.N, s.nc or 1, s.nr)
