@@ -25,6 +25,9 @@ RULE = "-" * 78
 
 
 def _median_time(fn, runs, budget_s):
+    # OpenBLAS' and OpenMP's worker threads spin ~0.1 s after a call: let the
+    # previous row's threads go idle so they do not compete with this one
+    time.sleep(0.2)
     fn()  # warm-up (plan cache, packing workspace, thread team)
     times = []
     t_start = time.perf_counter()
