@@ -414,31 +414,44 @@ static int ep_small_ok(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
            g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
 }
 
+// One batch index of the smm path.
+static void ep_small_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                         const ep_schedule_t *s, ep_dim_t bi, ep_inc_t rsa,
+                         ep_inc_t csa, ep_inc_t rsb, ep_inc_t rsc)
+{
+    ep_inc_t oa, ob, oc;
+    ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+    if (d->dtype == EP_FLOAT32)
+        u->ssmm((int)s->M, (int)s->N, s->K, (const float *)d->a + oa, rsa, csa,
+                (const float *)d->b + ob, rsb, (float *)d->c + oc, rsc,
+                (float)d->alpha, (float)d->beta);
+    else
+        u->dsmm((int)s->M, (int)s->N, s->K, (const double *)d->a + oa, rsa, csa,
+                (const double *)d->b + ob, rsb, (double *)d->c + oc, rsc,
+                d->alpha, d->beta);
+}
+
 static void ep_small_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                          const ep_schedule_t *s)
 {
     const ep_groups_t *g = d->g;
-    int fp32 = d->dtype == EP_FLOAT32, nt = s->nthreads;
-    ep_dim_t M = s->M, N = s->N, K = s->K, NB = s->NB;
+    int nt = s->nthreads;
+    ep_dim_t NB = s->NB;
     ep_inc_t rsa = g->m.ndim ? g->m.stride[EP_M_A][0] : 0;
     ep_inc_t rsc = g->m.ndim ? g->m.stride[EP_M_C][0] : 0;
     ep_inc_t csa = g->k.ndim ? g->k.stride[EP_K_A][0] : 0;
     ep_inc_t rsb = g->k.ndim ? g->k.stride[EP_K_B][0] : 0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-#endif
-    for (ep_dim_t bi = 0; bi < NB; bi++) {
-        ep_inc_t oa, ob, oc;
-        ep_batch_offsets(&g->batch, bi, &oa, &ob, &oc);
-        if (fp32)
-            u->ssmm((int)M, (int)N, K, (const float *)d->a + oa, rsa, csa,
-                    (const float *)d->b + ob, rsb, (float *)d->c + oc, rsc,
-                    (float)d->alpha, (float)d->beta);
-        else
-            u->dsmm((int)M, (int)N, K, (const double *)d->a + oa, rsa, csa,
-                    (const double *)d->b + ob, rsb, (double *)d->c + oc, rsc,
-                    d->alpha, d->beta);
+    // no OpenMP call at all on one thread: even an if(0) region costs ~0.7 us
+    if (nt == 1) {
+        for (ep_dim_t bi = 0; bi < NB; bi++)
+            ep_small_one(d, u, s, bi, rsa, csa, rsb, rsc);
+        return;
     }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (ep_dim_t bi = 0; bi < NB; bi++)
+        ep_small_one(d, u, s, bi, rsa, csa, rsb, rsc);
 }
 
 void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
