@@ -179,6 +179,8 @@ class ContractPlan:
         batch = [(size[l], a_st[l], 0, c_st[l]) for l in step.batch.labels]
         call = _native.prepare_gemm(np.dtype(self._plan.dtype), m, n, k, batch)
         with self._lock:
+            if len(self._variants) >= 64:     # bounded: a caller cycling layouts
+                self._variants.clear()
             self._variants[key] = call
         return call
 

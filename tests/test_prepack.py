@@ -17,6 +17,7 @@ import pytest
 import einplan
 from einplan import _native
 from einplan.plan import OUT, GemmStep
+from _einsum_strategies import fill as _rand  # random values of any dtype
 
 K = _native._kernels
 pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
@@ -25,15 +26,6 @@ HAVE_OMP = K is not None and K.config()["build"].get("openmp", False)
 needs_omp = pytest.mark.skipif(not HAVE_OMP, reason="built without OpenMP: always 1 thread")
 
 
-def _rand(rng, shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    if dtype.kind in "iu":
-        return rng.integers(-5, 6, size=shape).astype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def _tol(dtype, k):
