@@ -504,3 +504,38 @@ cdef class PlanRunner:
         if self.scalar:
             return C[()]
         return C
+
+
+def permute_copy(cnp.ndarray src not None, cnp.ndarray dst not None):
+    """dst[...] = src, same shape and dtype, any strides (a permuted view of
+    src copies into dst's layout): a cache-blocked copy in C.  Both arrays'
+    own shapes and strides bound every access."""
+    cdef int nd = cnp.PyArray_NDIM(src), x
+    cdef int64_t item = cnp.PyArray_ITEMSIZE(src)
+    cdef ep_dim_t ext[64]
+    cdef ep_inc_t ss[64]
+    cdef ep_inc_t ds[64]
+    cdef ep_status_t st
+    sshape, dshape = (<object>src).shape, (<object>dst).shape
+    if src.dtype != dst.dtype or sshape != dshape:
+        raise ValueError(f"permute_copy needs equal shapes and dtypes, got {sshape} "
+                         f"{src.dtype} and {dshape} {dst.dtype}")
+    if src.dtype.hasobject or item not in (1, 2, 4, 8, 16):
+        raise TypeError(f"permute_copy cannot copy {src.dtype}")
+    if not cnp.PyArray_ISWRITEABLE(dst):
+        raise ValueError("output array is read-only")
+    if nd > 64:
+        raise ValueError("permute_copy handles at most 64 axes")
+    for x in range(nd):
+        if cnp.PyArray_STRIDES(src)[x] % item or cnp.PyArray_STRIDES(dst)[x] % item:
+            raise ValueError("strides must be whole elements")
+        ext[x] = cnp.PyArray_DIMS(src)[x]
+        ss[x] = cnp.PyArray_STRIDES(src)[x] // item
+        ds[x] = cnp.PyArray_STRIDES(dst)[x] // item
+    cdef const void *ps = cnp.PyArray_DATA(src)
+    cdef void *pd = cnp.PyArray_DATA(dst)
+    with nogil:
+        st = ep_copy(nd, ext, ss, ds, <int>item, ps, pd)
+    if st != EP_OK:
+        raise ValueError("einplan: invalid copy")
+    return dst

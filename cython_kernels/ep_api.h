@@ -69,6 +69,12 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *desc);
 ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc);
 ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf);
 
+// Permutation copy dst = src over ndim axes (ep_copy.c), cache-blocked;
+// strides in elements of itemsize bytes (1, 2, 4, 8 or 16).
+ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                    const ep_inc_t *d_st, int itemsize, const void *src,
+                    void *dst);
+
 // Blocking sizes used for a dtype with the current ISA.
 ep_blocking_t ep_blocking(ep_dtype_t dtype);
 

@@ -56,6 +56,8 @@ cdef extern from "ep_api.h" nogil:
 
     void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s)
     ep_status_t ep_gemm(const ep_gemm_desc_t *desc)
+    ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                        const ep_inc_t *d_st, int itemsize, const void *src, void *dst)
     ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc)
     ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf)
     ep_blocking_t ep_blocking(ep_dtype_t dtype)

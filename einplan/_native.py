@@ -68,6 +68,11 @@ def prepare_gemm(dtype, m, n, k, batch=()):
     return _require().GemmCall(dtype, tuple(m), tuple(n), tuple(k), tuple(batch))
 
 
+def permute_copy(src, dst):
+    """dst[...] = src through any strides, cache-blocked (same shape and dtype)."""
+    return _require().permute_copy(src, dst)
+
+
 def plan_runner(call, templates, a_idx, b_idx, out_mem_shape, perm, scalar):
     """A compiled whole-call runner for a one-GEMM plan (see _kernels.PlanRunner)."""
     return _require().PlanRunner(call, templates, a_idx, b_idx, out_mem_shape, perm, scalar)

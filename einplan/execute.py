@@ -200,6 +200,10 @@ def _run_reduce(step, slots, target, dtype):
         slots[step.dst] = dst
     if step.sum_axes:
         np.sum(view, axis=step.sum_axes, out=dst, dtype=dst.dtype)
+    elif (view.dtype == dst.dtype and view.shape == dst.shape and not dst.dtype.hasobject
+          and dst.itemsize in (1, 2, 4, 8, 16) and _native.available()
+          and not np.may_share_memory(view, dst)):
+        _native.permute_copy(view, dst)   # "ncabhw->nchawb" into out=: cache-blocked
     else:
         np.copyto(dst, view, casting="unsafe")
     return dst

@@ -79,7 +79,7 @@ _KIND_TEXT = {
     KernelKind.OUTER: "outer product (k empty) on the packed kernel",
     KernelKind.BATCH_ONLY: "batch-only / elementwise (k empty) on the packed kernel",
     KernelKind.REDUCE: "reduction: numpy.sum over a strided view",
-    KernelKind.COPY: "copy from a strided view (numpy.copyto)",
+    KernelKind.COPY: "copy from a strided view (cache-blocked, ep_copy)",
     KernelKind.FALLBACK_NUMPY: "numpy.einsum fallback",
 }
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -981,7 +981,8 @@ class _Builder:
                 what = (("permutation copy" if permuted else "copy")
                         + f" of {self.slot_source.get(step.src)} straight from its strided "
                         f"view into {self.slot_source.get(step.dst, 'a new slot')} "
-                        "(numpy.copyto): no intermediate transpose")
+                        "(cache-blocked copy in 32 x 32 tiles, ep_copy): no intermediate "
+                        "transpose")
             bytes_moved, flops = src_elems * src_item + dst_elems * dst_item, 0
         pred = model.predict_stream(self.mach, bytes_moved, flops,
                                     overhead_call=self.price_flag(), strided=strided)
