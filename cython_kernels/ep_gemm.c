@@ -226,18 +226,30 @@ static int ep_carve(const ep_blocking_t *bk, size_t esize, ep_dim_t mc,
 #define T float
 #define EP_PFX(x) ep_s##x
 #define UKR_FIELD sgemm
+#define EP_UKR_T ep_sgemm_ukr_fn
+#define NARROW_NR s_narrow_nr
+#define NARROW_FN s_narrow
 #include "ep_gemm_template.h"
 #undef T
 #undef EP_PFX
 #undef UKR_FIELD
+#undef EP_UKR_T
+#undef NARROW_NR
+#undef NARROW_FN
 
 #define T double
 #define EP_PFX(x) ep_d##x
 #define UKR_FIELD dgemm
+#define EP_UKR_T ep_dgemm_ukr_fn
+#define NARROW_NR d_narrow_nr
+#define NARROW_FN d_narrow
 #include "ep_gemm_template.h"
 #undef T
 #undef EP_PFX
 #undef UKR_FIELD
+#undef EP_UKR_T
+#undef NARROW_NR
+#undef NARROW_FN
 
 static ep_dim_t ep_group_size(const ep_group_t *g)
 {

@@ -83,6 +83,13 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                     const T *bpj = direct ? b + sh->koff_b[0] + sh->noff_b[j0]
                                           : bp + jr * NR * kc;
                     ep_inc_t ldb = direct ? sh->ks_b : NR;
+                    // a partial last panel runs the narrowest kernel that covers it
+                    EP_UKR_T kern = u->UKR_FIELD;
+                    for (int q = 0; nr < NR && q < EP_NARROW; q++)
+                        if (u->NARROW_NR[q] && nr <= u->NARROW_NR[q]) {
+                            kern = u->NARROW_FN[q];
+                            break;
+                        }
                     for (ep_dim_t ir = 0; ir < mpanel; ir++) {  // ir: MR of m
                         ep_dim_t i0 = ir * MR;
                         int mr = (int)(mc - i0 < MR ? mc - i0 : MR);
@@ -91,13 +98,13 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                         T *cij = c + tb->moff_c[i0] + sh->noff_c[j0];
                         if (rs != EP_IRREGULAR && cs != EP_IRREGULAR) {
                             // full or edge tile: the kernel stores mr x nr
-                            u->UKR_FIELD(mr, nr, kc, api, bpj, ldb, cij, rs, cs,
-                                         alpha, beta_pc);
+                            kern(mr, nr, kc, api, bpj, ldb, cij, rs, cs, alpha,
+                                 beta_pc);
                             continue;
                         }
                         // scattered tile: through a private tile
                         u->UKR_FIELD(MR, NR, kc, api, bpj, ldb, ct, NR, 1, alpha,
-                                     (T)0);
+                                     (T)0);      // full tile: ct is MR x NR
                         for (int i = 0; i < mr; i++) {
                             T *ci = c + tb->moff_c[i0 + i];
                             for (int j = 0; j < nr; j++) {

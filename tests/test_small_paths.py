@@ -31,3 +31,22 @@ def test_batched_small_gemm(dtype, n, m, k):
     _native.gemm(A, B, C, m_g, n_g, k_g, b_g, 2.0, 1.0)        # C = 2 AB + C
     np.testing.assert_allclose(C, 3 * ref, **tol)
     assert np.isnan(Cbuf[:, :, n:]).all(), "wrote outside C"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_partial_last_panel_every_width(dtype):
+    """Every width of the last n panel (1 .. NR-1 and beyond): the narrow
+    micro-kernels that cover a partial panel store exactly n columns."""
+    rng = np.random.default_rng(3)
+    m, k = 70, 300
+    A = rng.standard_normal((m, k)).astype(dtype)
+    for n in range(13, 110):
+        B = rng.standard_normal((k, n)).astype(dtype)
+        Cbuf = np.full((m, n + 5), np.nan, dtype)
+        C = Cbuf[:, :n]
+        it = A.itemsize
+        _native.gemm(A, B, C, [(m, k, n + 5)], [(n, 1, 1)], [(k, 1, n)], [], 1.0, 0.0)
+        ref = A.astype(np.float64) @ B
+        tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-10)
+        np.testing.assert_allclose(C, ref, **tol)
+        assert np.isnan(Cbuf[:, n:]).all(), f"n={n}: wrote outside C"

@@ -54,6 +54,8 @@ typedef void (*ep_saxpy_fn)(ep_dim_t n, float alpha, const float *a, float *y);
 typedef void (*ep_daxpy_fn)(ep_dim_t n, double alpha, const double *a,
                             double *y);
 
+#define EP_NARROW 2
+
 typedef enum { EP_ISA_GENERIC = 0, EP_ISA_AVX2 = 1, EP_ISA_AVX512 = 2,
                EP_ISA_COUNT = 3 } ep_isa_t;
 
@@ -74,6 +76,11 @@ typedef struct {
     ep_ssmm_fn ssmm;
     ep_dsmm_fn dsmm;
     int smm_max_n_s, smm_max_n_d;   // largest n the smm kernels take
+    // narrower kernels for a partial last panel of n: widths ascending,
+    // 0 = none (the full kernel then stores the n columns it is given)
+    int s_narrow_nr[EP_NARROW], d_narrow_nr[EP_NARROW];
+    ep_sgemm_ukr_fn s_narrow[EP_NARROW];
+    ep_dgemm_ukr_fn d_narrow[EP_NARROW];
 } ep_ukr_set_t;
 
 // Largest tile any kernel uses, for the stack tile of edge cases.

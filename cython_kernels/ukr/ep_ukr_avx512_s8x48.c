@@ -23,6 +23,19 @@
 #define V_ADD(a, b) _mm512_add_ps(a, b)
 #include "ep_ukr_template.h"
 
+// narrow variants for the last, partial NR panel of n (n = 256 with NR = 48
+// would otherwise compute 288 columns): the same body with fewer vectors
+#undef UKR_NAME
+#undef UKR_NV
+#define UKR_NAME ep_sgemm_ukr_avx512_8x16
+#define UKR_NV 1
+#include "ep_ukr_template.h"
+#undef UKR_NAME
+#undef UKR_NV
+#define UKR_NAME ep_sgemm_ukr_avx512_8x32
+#define UKR_NV 2
+#include "ep_ukr_template.h"
+
 // the GEMV path's level-1 kernels for the same ISA and dtype
 #define EP_L1(x) ep_s##x##_avx512
 #include "ep_l1_template.h"

@@ -62,6 +62,14 @@ void ep_dgemm_ukr_avx2_6x8(int, int, ep_dim_t, const double *, const double *, e
     double ep_ddot1_##ISA(ep_dim_t, const double *, const double *);           \
     void ep_saxpy_##ISA(ep_dim_t, float, const float *, float *);              \
     void ep_daxpy_##ISA(ep_dim_t, double, const double *, double *);
+void ep_sgemm_ukr_avx512_8x16(int, int, ep_dim_t, const float *, const float *,
+                              ep_inc_t, float *, ep_inc_t, ep_inc_t, float, float);
+void ep_sgemm_ukr_avx512_8x32(int, int, ep_dim_t, const float *, const float *,
+                              ep_inc_t, float *, ep_inc_t, ep_inc_t, float, float);
+void ep_dgemm_ukr_avx512_8x8(int, int, ep_dim_t, const double *, const double *,
+                             ep_inc_t, double *, ep_inc_t, ep_inc_t, double, double);
+void ep_dgemm_ukr_avx512_8x16(int, int, ep_dim_t, const double *, const double *,
+                              ep_inc_t, double *, ep_inc_t, ep_inc_t, double, double);
 void ep_ssmm_avx512(int, int, ep_dim_t, const float *, ep_inc_t, ep_inc_t,
                     const float *, ep_inc_t, float *, ep_inc_t, float, float);
 void ep_dsmm_avx512(int, int, ep_dim_t, const double *, ep_inc_t, ep_inc_t,
@@ -75,13 +83,18 @@ EP_L1_DECL(avx512)
 // The registry: one entry per ISA (ep_dispatch.c picks one at import).
 const ep_ukr_set_t ep_ukr_set_generic = {
     EP_ISA_GENERIC, "generic", 4, 16, 4, 8,
-    ep_sgemm_ukr_ref_4x16, ep_dgemm_ukr_ref_4x8, EP_L1_FNS(ref), NULL, NULL, 0, 0};
+    ep_sgemm_ukr_ref_4x16, ep_dgemm_ukr_ref_4x8, EP_L1_FNS(ref), NULL, NULL, 0, 0,
+    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}};
 #if defined(__x86_64__) || defined(_M_X64)
 const ep_ukr_set_t ep_ukr_set_avx2 = {
     EP_ISA_AVX2, "avx2", 6, 16, 6, 8,
-    ep_sgemm_ukr_avx2_6x16, ep_dgemm_ukr_avx2_6x8, EP_L1_FNS(avx2), NULL, NULL, 0, 0};
+    ep_sgemm_ukr_avx2_6x16, ep_dgemm_ukr_avx2_6x8, EP_L1_FNS(avx2), NULL, NULL, 0, 0,
+    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}};
 const ep_ukr_set_t ep_ukr_set_avx512 = {
     EP_ISA_AVX512, "avx512", 8, 48, 8, 24,
     ep_sgemm_ukr_avx512_8x48, ep_dgemm_ukr_avx512_8x24, EP_L1_FNS(avx512),
-    ep_ssmm_avx512, ep_dsmm_avx512, 64, 32};
+    ep_ssmm_avx512, ep_dsmm_avx512, 64, 32,
+    {16, 32}, {8, 16},
+    {ep_sgemm_ukr_avx512_8x16, ep_sgemm_ukr_avx512_8x32},
+    {ep_dgemm_ukr_avx512_8x8, ep_dgemm_ukr_avx512_8x16}};
 #endif
