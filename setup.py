@@ -3,9 +3,10 @@
     pip install .                   # OpenMP threads when the compiler has them
     EINPLAN_NO_OPENMP=1 pip install .   # single-threaded build
 
-ISA-specific code is never compiled with -march=native: each micro-kernel file
-under cython_kernels/ukr/ carries its own `#pragma GCC target(...)`, and the
-kernel set is chosen at run time by CPU feature bits (ep_dispatch.c).
+ISA-specific code is never compiled for the build machine's own CPU (no
+native-arch flag): each micro-kernel file under cython_kernels/ukr/ carries its
+own `#pragma GCC target(...)`, and the kernel set is chosen at run time by CPU
+feature bits (ep_dispatch.c).
 """
 import os
 import platform

@@ -101,7 +101,7 @@ def test_demo_fast():
 def test_console_script():
     exe = shutil.which("einplan")
     if exe is None:
-        pytest.skip("einplan console script not installed")
+        pytest.skip(reason="einplan console script not installed")
     p = subprocess.run([exe, "explain", "ij,jk->ik", "3x4", "4x5"], capture_output=True,
                        text=True, env=ENV, timeout=60)
     assert p.returncode == 0 and "step 1/1: gemm" in p.stdout

@@ -86,7 +86,7 @@ def _load():
 
 
 if not _SOURCE.exists():  # pragma: no cover - numpy installed without its tests
-    pytest.skip(f"numpy's einsum tests are not installed ({_SOURCE})",
+    pytest.skip(reason=f"numpy's einsum tests are not installed ({_SOURCE})",
                 allow_module_level=True)
 
 _mirror = _load()

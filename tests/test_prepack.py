@@ -99,7 +99,7 @@ def test_tract_case_large_w_fringes_and_blocks(dtype):
     k_ext = bk["kc"] + 5
     n_ext = bk["nc"] + bk["nr"] + 3
     if k_ext * n_ext > 6_000_000:       # an unusual blocking: keep the test fast
-        pytest.skip(f"blocking {bk} makes this test too large")
+        pytest.skip(reason=f"blocking {bk} makes this test too large")
     rng = np.random.default_rng(1)
     W = _rand(rng, (k_ext, n_ext), dtype)
     p = einplan.plan("bij,jk->bik", (2, 3, k_ext), W, constants=[1])
@@ -689,7 +689,7 @@ def test_other_kernel_set_after_packing():
     ValueError (it holds no copy to repack from) or a right answer."""
     others = [i for i in K.available_isas() if i != K.isa()]
     if not others:
-        pytest.skip("one kernel set only")
+        pytest.skip(reason="one kernel set only")
     rng = np.random.default_rng(24)
     W = _rand(rng, (40, 30), np.float64)
     A = _rand(rng, (3, 7, 40), np.float64)
