@@ -105,7 +105,13 @@ def run_plan(plan, operands, out=None):
         opt = opts["optimize"]
         if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
             opt = list(opt)
-        elif any(op.dtype != plan.dtype for op in operands):
+        elif np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands):
+            # object arrays: numpy's own default loop (optimize=False).  Its
+            # optimize path pairs operands through tensordot/dot, whose
+            # error path over-releases object references when an element's
+            # __add__/__mul__ raises (numpy's test_einsum_object_errors: a
+            # use-after-free seen with valgrind); evaluation order of object
+            # arithmetic stays numpy.einsum's default one too.
             # numpy's optimize path computes intermediates in each operand's
             # own dtype (a bool operand summed with OR, an int8 one wrapping
             # at 8 bits) before promoting: 'a,b->' on int64 [2] and bool
