@@ -18,6 +18,18 @@
 
 const ep_ukr_set_t *ep_ukr_set(void);   // ep_dispatch.c
 
+// This thread's number and the size of its team (0 and 1 outside OpenMP).
+static inline void ep_team(int *tid, int *ntr)
+{
+#ifdef _OPENMP
+    *tid = omp_get_thread_num();
+    *ntr = omp_get_num_threads();
+#else
+    *tid = 0;
+    *ntr = 1;
+#endif
+}
+
 #define EP_SCALE_BLOCK 256
 
 // Threads split m (each packs its own rows of A) when every thread gets at
@@ -388,11 +400,8 @@ static void ep_gemv_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 #pragma omp parallel num_threads(nt)
 #endif
     {
-        int tid = 0, ntr = 1;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-        ntr = omp_get_num_threads();
-#endif
+        int tid, ntr;
+        ep_team(&tid, &ntr);
         for (ep_dim_t bi = by_batch ? tid : 0; bi < NB; bi += by_batch ? ntr : 1) {
             ep_inc_t oa, ob, oc;
             ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
@@ -556,11 +565,8 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
 #pragma omp parallel num_threads(nt) shared(failed, sh_all)
 #endif
     {
-        int tid = 0, ntr = 1;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-        ntr = omp_get_num_threads();
-#endif
+        int tid, ntr;
+        ep_team(&tid, &ntr);
         ep_thread_bufs_t tb;
         if (by_batch || ntr == 1) {
             // every thread runs whole GEMMs with its own shared part

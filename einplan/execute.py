@@ -35,12 +35,9 @@ def _gemm():
 
 def allocate(buffer, dtype) -> np.ndarray:
     """np.empty in ``buffer.order`` (outermost first), viewed in ``buffer.shape`` order."""
-    order = buffer.order
-    base = np.empty(tuple(buffer.shape[i] for i in order), dtype=dtype)
-    inv = [0] * len(order)
-    for pos, ax in enumerate(order):
-        inv[ax] = pos
-    return base.transpose(inv)
+    base = np.empty(buffer.mem_shape, dtype=dtype)
+    axes = buffer.view_axes
+    return base if axes is None else base.transpose(axes)
 
 
 def _view(arr, shape, strides):
@@ -79,12 +76,7 @@ def simple_runner(plan):
             or step.native is None):
         return None
     gemm, a, b, dtype = step.native.run, step.a, step.b, np.dtype(plan.dtype)
-    order = plan.out_buffer.order
-    mem_shape = tuple(plan.out_buffer.shape[i] for i in order)
-    inv = [0] * len(order)
-    for pos, ax in enumerate(order):
-        inv[ax] = pos
-    perm = None if inv == sorted(inv) else tuple(inv)
+    mem_shape, perm = plan.out_buffer.mem_shape, plan.out_buffer.view_axes
     scalar, empty = plan.scalar_result, np.empty
 
     def run(operands):

@@ -719,7 +719,7 @@ class _Builder:
         # kernel schedule + cost
         blocking = self.cfg["blocking"].get(str(dt), {})
         nreal = _N_REAL_GEMMS.get(step.complex_mode, 1)
-        sched = model.gemm_schedule(M, N, K, NB, blocking, _native.get_num_threads(),
+        sched = model.gemm_schedule(M, N, K, NB, _native.get_num_threads(),
                                     call=step.native)
         item = self.dtype.itemsize
         bytes_a = NB_if(step.batch, "A") * M * K * item
@@ -768,7 +768,7 @@ class _Builder:
             if step.complex_mode == "rr":
                 kernel["complex"] += "; imaginary part filled with 0"
         cost = self.cost_dict(pred, sched.threads)
-        alt = self.loop_alternative(step, groups, blocking, item, nreal, pred)
+        alt = self.loop_alternative(step, groups, item, nreal, pred)
         # text lines
         text = []
         what = (f"{self.slot_source.get(step.a)} x {self.slot_source.get(step.b)} -> "
@@ -855,7 +855,7 @@ class _Builder:
             return f"{lay}, chosen by the planner (order='K')"
         return f"{lay}, requested (order='{order}')"
 
-    def loop_alternative(self, step, groups, blocking, item, nreal, pred):
+    def loop_alternative(self, step, groups, item, nreal, pred):
         """What a loop over the outer merged m / n labels would have cost (tract)."""
         outer = 1
         inner_m, inner_n = step.m.extent, step.n.extent
@@ -874,7 +874,7 @@ class _Builder:
         if outer == 1:
             return None
         K, NB = step.k.extent, step.batch.extent * outer
-        sched = model.gemm_schedule(inner_m, inner_n, K, NB, blocking, _native.get_num_threads(),
+        sched = model.gemm_schedule(inner_m, inner_n, K, NB, _native.get_num_threads(),
                                     dtype=self.real)
         p = model.predict_gemm(self.mach, self.real, sched, NB * inner_m * K * item,
                                step.batch.extent * K * step.n.extent * item,

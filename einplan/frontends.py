@@ -123,6 +123,12 @@ def _scalar_product(a, b) -> tuple[str, tuple]:
     return f"{term_a},{term_b}->...", (a, b)
 
 
+def _check_distinct(*axis_lists):
+    for axes_x in axis_lists:
+        if len(set(axes_x)) != len(axes_x):
+            raise ValueError("duplicate axes are not allowed in tensordot")
+
+
 def tensordot_spec(a, b, axes=2) -> tuple[str, tuple]:
     """numpy.tensordot as an einsum spec.
 
@@ -148,9 +154,7 @@ def tensordot_spec(a, b, axes=2) -> tuple[str, tuple]:
             f"shape-mismatch for sum: {len(axes_a)} axes of a against "
             f"{len(axes_b)} axes of b")
     # checks in numpy's order, so the first error found has numpy's class
-    for axes_x in (axes_a, axes_b):
-        if len(set(axes_x)) != len(axes_x):
-            raise ValueError("duplicate axes are not allowed in tensordot")
+    _check_distinct(axes_a, axes_b)
     for i, (ax_a, ax_b) in enumerate(zip(axes_a, axes_b)):
         axes_a[i] = ax_a = _normalize_axis(ax_a, a.ndim, "a")
         axes_b[i] = ax_b = _normalize_axis(ax_b, b.ndim, "b")
@@ -160,9 +164,7 @@ def tensordot_spec(a, b, axes=2) -> tuple[str, tuple]:
                 f"{a.shape[ax_a]}, axis {ax_b} of b has extent {b.shape[ax_b]}")
     # numpy.tensordot fails in transpose when e.g. axes 0 and -2 of a 2-d
     # operand name the same axis; einsum would silently take a diagonal
-    for axes_x in (axes_a, axes_b):
-        if len(set(axes_x)) != len(axes_x):
-            raise ValueError("duplicate axes are not allowed in tensordot")
+    _check_distinct(axes_a, axes_b)
 
     letters = _letters(0, a.ndim + b.ndim - len(axes_a))
     term_a = letters[:a.ndim]

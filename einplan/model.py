@@ -308,14 +308,13 @@ def _ceil(a, b):
     return -(-a // b)
 
 
-def gemm_schedule(M, N, K, NB, blocking: dict, threads: int, call=None,
+def gemm_schedule(M, N, K, NB, threads: int, call=None,
                   dtype=np.float64) -> GemmSchedule:
     """The path, effective MC/KC/NC, thread count and parallel loop of ``ep_gemm``.
 
     Asked from the C core itself (``ep_gemm_schedule``, the decision
     ``ep_gemm`` runs): on the step's own descriptor ``call`` when given, else
-    on a contiguous descriptor of these sizes.  ``blocking`` is unused by the
-    C answer and kept for callers that pass it.
+    on a contiguous descriptor of these sizes.
     """
     if call is None:
         call = _native.prepare_gemm(dtype, [(M, K, N)] if M != 1 else [],

@@ -110,6 +110,20 @@ class Buffer:
     order: tuple[int, ...]
 
     @property
+    def mem_shape(self) -> tuple[int, ...]:
+        """The shape to ``np.empty`` (C order), outermost axis first."""
+        return tuple(self.shape[i] for i in self.order)
+
+    @property
+    def view_axes(self) -> tuple[int, ...] | None:
+        """The transpose that turns the ``mem_shape`` array into ``shape``
+        order, or None when memory order is already ``shape`` order."""
+        inv = [0] * len(self.order)
+        for pos, ax in enumerate(self.order):
+            inv[ax] = pos
+        return None if inv == sorted(inv) else tuple(inv)
+
+    @property
     def strides(self) -> tuple[int, ...]:
         strides = [0] * len(self.shape)
         acc = 1

@@ -29,6 +29,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import _native
 from .api import einsum
+from .execute import allocate
 from .operands import describe_operands
 from .plan import OUT, GemmStep
 from .planner import Options, make_plan
@@ -149,14 +150,9 @@ class ContractPlan:
         if (not isinstance(step, GemmStep) or step.complex_mode or step.c != OUT
                 or step.native is None):
             return None
-        order = p.out_buffer.order
-        inv = [0] * len(order)
-        for pos, ax in enumerate(order):
-            inv[ax] = pos
         return _native.plan_runner(
             step.native, [(t.shape, t.strides) for t in templates], step.a, step.b,
-            tuple(p.out_buffer.shape[i] for i in order),
-            None if inv == sorted(inv) else tuple(inv), p.scalar_result)
+            p.out_buffer.mem_shape, p.out_buffer.view_axes, p.scalar_result)
 
     def _variant(self, a_strides, c_strides):
         """A GemmCall for new strides of the variable operand / out=, with the
@@ -219,12 +215,7 @@ class ContractPlan:
             A = np.ascontiguousarray(A)
         p = self._plan
         if out is None:
-            buf = self._out_buffer
-            C = np.empty(tuple(buf.shape[i] for i in buf.order), p.dtype)
-            inv = [0] * len(buf.order)
-            for pos, ax in enumerate(buf.order):
-                inv[ax] = pos
-            C = C.transpose(inv)
+            C = allocate(self._out_buffer, p.dtype)
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError("'out' must be an array")

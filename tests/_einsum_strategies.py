@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -160,3 +162,24 @@ def assert_matches_numpy(got, expected, subscripts, operands, k=None, out=None, 
     assert not np.any(bad), (
         f"{subscripts}: max error {np.max(err)} exceeds bound "
         f"{np.asarray(tol)[bad].min() if np.ndim(tol) else tol} (k={k})")
+
+
+def run_in_threads(work, n=4):
+    """Run work(t) for t in range(n) in n threads started together (a
+    barrier); re-raise the first exception any of them hit."""
+    errors = []
+    barrier = threading.Barrier(n)
+
+    def wrapped(t):
+        try:
+            barrier.wait()
+            work(t)
+        except BaseException as exc:   # reported below, in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=wrapped, args=(t,)) for t in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]

@@ -312,17 +312,17 @@ def test_machine_env_overrides(monkeypatch):
 def test_schedule_is_ep_gemms_own():
     """The schedule explain prints is the C core's decision (ep_gemm_schedule)."""
     f32 = {"dtype": np.float32}
-    s = model.gemm_schedule(462, 1536, 512, 1, None, 2, **f32)
+    s = model.gemm_schedule(462, 1536, 512, 1, 2, **f32)
     # m = 462 (58 panels of 8): the two threads split m
     assert (s.path, s.threads, s.parallel_loop, s.kc, s.nc) == ("packed", 2, "ic", 512, 1536)
     # 77 GEMMs of 6 x 512 x 1536 (9.4 MFLOP each): all threads share each GEMM, split n
-    assert model.gemm_schedule(6, 1536, 512, 77, None, 2, **f32).parallel_loop == "jr"
+    assert model.gemm_schedule(6, 1536, 512, 77, 2, **f32).parallel_loop == "jr"
     # many small GEMMs (< 4 MFLOP each): one whole GEMM per thread
-    assert model.gemm_schedule(6, 100, 64, 77, None, 2, **f32).parallel_loop == "batch"
+    assert model.gemm_schedule(6, 100, 64, 77, 2, **f32).parallel_loop == "batch"
     # tiny batched blocks: the in-place smm path; one GEMV; a tiny GEMM on one thread
-    assert model.gemm_schedule(8, 8, 8, 500, None, 2).path == "smm"
-    assert model.gemm_schedule(1, 300, 300, 1, None, 2).path == "gemv"
-    tiny = model.gemm_schedule(70, 70, 70, 1, None, 2)
+    assert model.gemm_schedule(8, 8, 8, 500, 2).path == "smm"
+    assert model.gemm_schedule(1, 300, 300, 1, 2).path == "gemv"
+    tiny = model.gemm_schedule(70, 70, 70, 1, 2)
     assert tiny.threads == 1 and tiny.parallel_loop == "none" and tiny.path == "packed"
     assert tiny.direct_b                 # m = 70 <= 256: B read in place
 

@@ -6,7 +6,6 @@ Each test clears the hot-path dict first, so the first call of a spec goes
 the slow path (parse, describe, plan) and a repeated call hits the dict.
 """
 import re
-import threading
 import warnings
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 
 import einplan
 from einplan import _native, api
-from _einsum_strategies import fill  # noqa: E402  random values of any dtype
+from _einsum_strategies import fill, run_in_threads  # noqa: E402
 
 
 def _rand(rng, shape, dtype=np.float64):
@@ -408,27 +407,15 @@ def test_hot_path_from_threads():
         ops = [_rand(rng, s) for s in shapes]
         cases.append((subs, ops, np.einsum(subs, *ops)))
         cases.append((subs, [np.asfortranarray(o) for o in ops], np.einsum(subs, *ops)))
-    errors = []
-    barrier = threading.Barrier(4)
-
     def work(t):
-        try:
-            barrier.wait()
-            for rep in range(3 * len(cases)):
-                subs, ops, ref = cases[(t * 7 + rep) % len(cases)]
-                res = einplan.einsum(subs, *ops)
-                np.testing.assert_allclose(res, ref, rtol=1e-11, atol=1e-11)
-                if rep % 11 == 0:
-                    api._fast.clear()       # a concurrent clear (the dict filling up)
-        except BaseException as exc:   # pragma: no cover - reported below
-            errors.append(exc)
+        for rep in range(3 * len(cases)):
+            subs, ops, ref = cases[(t * 7 + rep) % len(cases)]
+            res = einplan.einsum(subs, *ops)
+            np.testing.assert_allclose(res, ref, rtol=1e-11, atol=1e-11)
+            if rep % 11 == 0:
+                api._fast.clear()       # a concurrent clear (the dict filling up)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors, errors[0]
+    run_in_threads(work)
 
 
 # ------------------------------------------------------------ small problems and threads

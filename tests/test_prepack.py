@@ -8,7 +8,6 @@ and concurrent calls each have their own tests.
 """
 import gc
 import math
-import threading
 import weakref
 
 import numpy as np
@@ -17,7 +16,7 @@ import pytest
 import einplan
 from einplan import _native
 from einplan.plan import OUT, GemmStep
-from _einsum_strategies import fill as _rand  # random values of any dtype
+from _einsum_strategies import fill as _rand, run_in_threads  # noqa: E402
 
 K = _native._kernels
 pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
@@ -628,30 +627,18 @@ def test_concurrent_calls_from_threads():
     pc = einplan.plan("bij,jk->bik", (3, 40, 256), Wc, constants=[1])
     Ac = _rand(rng, (3, 40, 256), np.complex128)
     refc = np.einsum("bij,jk->bik", Ac, Wc)
-    errors = []
-    barrier = threading.Barrier(4)
-
     def work(t):
-        try:
-            barrier.wait()
-            for rep in range(15):
-                i = (t * 5 + rep) % len(As)
-                np.testing.assert_allclose(p(As[i]), refs[i], rtol=1e-10, atol=1e-10)
-                if rep % 5 == t % 5:
-                    out = np.empty((3, 40, 200), order="F")
-                    p(As[i], out=out)
-                    np.testing.assert_allclose(out, refs[i], rtol=1e-10, atol=1e-10)
-                if rep % 7 == 0:
-                    np.testing.assert_allclose(pc(Ac), refc, rtol=1e-10, atol=1e-10)
-        except BaseException as exc:   # pragma: no cover - reported below
-            errors.append(exc)
+        for rep in range(15):
+            i = (t * 5 + rep) % len(As)
+            np.testing.assert_allclose(p(As[i]), refs[i], rtol=1e-10, atol=1e-10)
+            if rep % 5 == t % 5:
+                out = np.empty((3, 40, 200), order="F")
+                p(As[i], out=out)
+                np.testing.assert_allclose(out, refs[i], rtol=1e-10, atol=1e-10)
+            if rep % 7 == 0:
+                np.testing.assert_allclose(pc(Ac), refc, rtol=1e-10, atol=1e-10)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors, errors[0]
+    run_in_threads(work)
 
 
 def test_zero_variables_all_constant():
