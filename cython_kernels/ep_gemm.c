@@ -1,6 +1,7 @@
 // ep_gemm.c -- the packed GEMM over role groups: the five loops of BLIS
 // (jc -> pc -> ic -> jr -> ir) around the micro-kernel, a batch loop around
 // them, OpenMP threads, and blocking sizes from the cache sizes.
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +46,6 @@ static inline void ep_team(int *tid, int *ntr)
 // (5e5 flops) 28 vs 43 us; 128^3 (4e6 flops) 108 vs 77 us.
 #define EP_MIN_PARALLEL_FLOPS 2e6
 
-// Largest m * n * k the small in-place path (smm) takes: 64^3.  Zen 4,
-// 2026-11-21, 2000 batches, ratio to numpy.matmul smm / packed path: f32
-// 40^3 1.22 / 0.55, 48^3 1.26 / 0.58, 64^3 0.90 / 0.46; f64 4^3 1.6 / 0.2.
-#ifndef EP_SMM_MAX_MNK
-#define EP_SMM_MAX_MNK 262144.0
-#endif
 
 // ------------------------------------------------------------ blocking
 // Linux sysfs first (glibc's sysconf misreports some virtual CPUs' L3 by
@@ -357,6 +352,12 @@ static void ep_gemm_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 static void ep_batch_offsets(const ep_group_t *g, ep_dim_t bi, ep_inc_t *oa,
                              ep_inc_t *ob, ep_inc_t *oc)
 {
+    if (g->ndim == 1) {      // the common merged batch: no division per GEMM
+        *oa = (ep_inc_t)bi * g->stride[EP_BATCH_A][0];
+        *ob = (ep_inc_t)bi * g->stride[EP_BATCH_B][0];
+        *oc = (ep_inc_t)bi * g->stride[EP_BATCH_C][0];
+        return;
+    }
     *oa = *ob = *oc = 0;
     for (int x = g->ndim - 1; x >= 0; x--) {
         ep_dim_t i = bi % g->extent[x];
@@ -417,47 +418,62 @@ static void ep_gemv_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     }
 }
 
-// Tiny GEMMs ("bij,bjk->bik" with 4x4 .. 32x32 blocks) read A, B and C in
-// place through the ISA's smm kernel: packing and an 8 x NR micro-tile cost
-// more than the arithmetic there.  Needs single-axis m, n, k groups with
-// unit n stride in B and C.  Returns 0 when the call does not qualify.
+// Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
+// and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
+// it -- read A, B and C in place through the ISA's smm kernel.  With n that
+// narrow, packing A costs as much as the arithmetic it feeds (each element
+// of A meets at most n / NR + 1 panels) and an 8 x NR tile is mostly fringe.
+// Zen 4, 2026-11-21, 1 thread, ratio to numpy.matmul smm / packed path
+// (f32 unless said): 30 x 64^3 0.98 / 0.78; 15 x 80^3 0.97 / 0.65;
+// 8 x 128^3 1.15 / 0.99; 2000x128x128 1.09 / 0.96; 256x128x4096 1.13 / 0.88;
+// 2000x128x2000 1.16 / 0.85; f64 10000x32x512 1.91 / 0.90; f64
+// 2000x64x2000 1.38 / 0.93.  Needs single-axis m, n, k groups with unit n
+// stride in B and C.  Returns 0 when the call does not qualify.
 static int ep_small_ok(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        ep_dim_t M, ep_dim_t N, ep_dim_t K)
 {
     const ep_groups_t *g = d->g;
     int fp32 = d->dtype == EP_FLOAT32;
+    (void)M;
     if ((fp32 ? !u->ssmm : !u->dsmm) || d->b_packed || ep_always_pack())
         return 0;
-    if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 ||
-        (double)M * (double)N * (double)K > EP_SMM_MAX_MNK)
+    if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 || M > INT_MAX)
         return 0;
     return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
            g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
 }
 
-// One batch index of the smm path.
+// Rows i0 .. i1 of one batch index of the smm path.
 static void ep_small_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
-                         const ep_schedule_t *s, ep_dim_t bi, ep_inc_t rsa,
-                         ep_inc_t csa, ep_inc_t rsb, ep_inc_t rsc)
+                         const ep_schedule_t *s, ep_dim_t bi, ep_dim_t i0,
+                         ep_dim_t i1, ep_inc_t rsa, ep_inc_t csa, ep_inc_t rsb,
+                         ep_inc_t rsc)
 {
     ep_inc_t oa, ob, oc;
     ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+    oa += i0 * rsa;
+    oc += i0 * rsc;
     if (d->dtype == EP_FLOAT32)
-        u->ssmm((int)s->M, (int)s->N, s->K, (const float *)d->a + oa, rsa, csa,
-                (const float *)d->b + ob, rsb, (float *)d->c + oc, rsc,
+        u->ssmm((int)(i1 - i0), (int)s->N, s->K, (const float *)d->a + oa, rsa,
+                csa, (const float *)d->b + ob, rsb, (float *)d->c + oc, rsc,
                 (float)d->alpha, (float)d->beta);
     else
-        u->dsmm((int)s->M, (int)s->N, s->K, (const double *)d->a + oa, rsa, csa,
-                (const double *)d->b + ob, rsb, (double *)d->c + oc, rsc,
+        u->dsmm((int)(i1 - i0), (int)s->N, s->K, (const double *)d->a + oa, rsa,
+                csa, (const double *)d->b + ob, rsb, (double *)d->c + oc, rsc,
                 d->alpha, d->beta);
 }
+
+// Threads over m take row ranges in multiples of this (the smm tiles are 8
+// or 6 rows): every row is still summed in the same order, so the result is
+// the same to the last bit for any thread count.
+#define EP_SMM_ROW_QUANTUM 24
 
 static void ep_small_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                          const ep_schedule_t *s)
 {
     const ep_groups_t *g = d->g;
     int nt = s->nthreads;
-    ep_dim_t NB = s->NB;
+    ep_dim_t NB = s->NB, M = s->M;
     ep_inc_t rsa = g->m.ndim ? g->m.stride[EP_M_A][0] : 0;
     ep_inc_t rsc = g->m.ndim ? g->m.stride[EP_M_C][0] : 0;
     ep_inc_t csa = g->k.ndim ? g->k.stride[EP_K_A][0] : 0;
@@ -465,14 +481,29 @@ static void ep_small_all(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     // no OpenMP call at all on one thread: even an if(0) region costs ~0.7 us
     if (nt == 1) {
         for (ep_dim_t bi = 0; bi < NB; bi++)
-            ep_small_one(d, u, s, bi, rsa, csa, rsb, rsc);
+            ep_small_one(d, u, s, bi, 0, M, rsa, csa, rsb, rsc);
         return;
     }
+    if (s->loop == EP_LOOP_BATCH) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static)
 #endif
-    for (ep_dim_t bi = 0; bi < NB; bi++)
-        ep_small_one(d, u, s, bi, rsa, csa, rsb, rsc);
+        for (ep_dim_t bi = 0; bi < NB; bi++)
+            ep_small_one(d, u, s, bi, 0, M, rsa, csa, rsb, rsc);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {                                    // EP_LOOP_M: a range of rows each
+        int tid, ntr;
+        ep_team(&tid, &ntr);
+        ep_dim_t q = EP_SMM_ROW_QUANTUM;
+        ep_dim_t chunk = ((M + ntr - 1) / ntr + q - 1) / q * q;
+        ep_dim_t i0 = chunk * tid, i1 = i0 + chunk < M ? i0 + chunk : M;
+        for (ep_dim_t bi = 0; bi < NB && i0 < i1; bi++)
+            ep_small_one(d, u, s, bi, i0, i1, rsa, csa, rsb, rsc);
+    }
 }
 
 void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
@@ -503,9 +534,11 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
         return;
     }
     if (ep_small_ok(d, u, M, N, K)) {
+        // threads over batches when there are enough, else over rows
         s->path = EP_PATH_SMM;
-        s->nthreads = NB < nt ? 1 : nt;
-        s->loop = s->nthreads > 1 ? EP_LOOP_BATCH : EP_LOOP_NONE;
+        s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
+                : nt > 1 && M >= EP_SMM_ROW_QUANTUM * nt ? EP_LOOP_M : EP_LOOP_NONE;
+        s->nthreads = s->loop == EP_LOOP_NONE ? 1 : nt;
         return;
     }
     s->path = EP_PATH_GEMM;

@@ -68,6 +68,11 @@ def prepare_gemm(dtype, m, n, k, batch=()):
     return _require().GemmCall(dtype, tuple(m), tuple(n), tuple(k), tuple(batch))
 
 
+# the einsum hot path's helpers (see api.py): None without a build
+call_key = getattr(_kernels, "call_key", None)
+may_overlap = getattr(_kernels, "may_overlap", None)
+
+
 def permute_copy(src, dst):
     """dst[...] = src through any strides, cache-blocked (same shape and dtype)."""
     return _require().permute_copy(src, dst)

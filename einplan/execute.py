@@ -64,18 +64,33 @@ def _strided_like(out):
     return as_strided(base[-lo:], shape=out.shape, strides=out.strides)
 
 
-def simple_runner(plan):
-    """For the common plan -- one real GEMM into a fresh output -- a closure
-    that does only that (output allocation prepared, descriptor validated);
-    None for any other plan (run_plan handles everything)."""
-    if (plan.fallback is not None or len(plan.steps) != 1 or plan.out_cast
-            or plan.out_buffer is None):
+def simple_runner(plan, with_out=False):
+    """For the common plan -- one real GEMM into a fresh output, or into the
+    caller's ``out=`` (``with_out``) -- a closure that does only that (output
+    allocation prepared, descriptor validated); None for any other plan
+    (run_plan handles everything)."""
+    if plan.fallback is not None or len(plan.steps) != 1 or plan.out_cast:
+        return None
+    if (plan.out_buffer is None) != with_out:
         return None
     step = plan.steps[0]
     if (not isinstance(step, GemmStep) or step.c != OUT or step.complex_mode
             or step.native is None):
         return None
     gemm, a, b, dtype = step.native.run, step.a, step.b, np.dtype(plan.dtype)
+
+    if with_out:
+        may_share = _native.may_overlap or np.may_share_memory
+
+        def run_out(operands, out):
+            A, B = operands[a], operands[b]
+            if (_native.gemm is not _NATIVE_GEMM or may_share(out, A)
+                    or may_share(out, B)):
+                return run_plan(plan, operands, out)   # swapped kernel, overlap
+            gemm(A, B, out)
+            return out
+        return run_out
+
     mem_shape, perm = plan.out_buffer.mem_shape, plan.out_buffer.view_axes
     scalar, empty = plan.scalar_result, np.empty
 

@@ -757,8 +757,9 @@ class _Builder:
             kernel.update(mr=None, nr=None, mc=None, kc=None, nc=None,
                           pack_a="not packed (small in-place path)",
                           pack_b="not packed (small in-place path)",
-                          path="smm: blocks this small run in place (masked vectors, four rows "
-                          "of C at a time); packing would cost more than the arithmetic")
+                          path="smm: n is narrow (at most 8 vectors), so A, B and C are read "
+                          "in place, up to 8 rows of C per register tile (masked last "
+                          "vector); packing A would cost as much as the arithmetic it feeds")
         else:
             kernel["path"] = "packed: BLIS five loops around the MR x NR micro-kernel"
         if step.complex_mode:

@@ -53,8 +53,8 @@ def _same(res, ref):
         np.testing.assert_allclose(res, ref, rtol=tol, atol=tol)
 
 
-def _key(subs, *ops):
-    return api._fast_key((subs, *ops))
+def _key(subs, *ops, out=None):
+    return api._fast_key((subs, *ops), out)
 
 
 SPECS = [
@@ -293,7 +293,7 @@ def test_view_results_follow_numpy_on_the_hot_path(subs, shape):
         assert res.flags.writeable == ref.flags.writeable
 
 
-def test_options_and_out_bypass_the_dict():
+def test_options_bypass_the_dict_and_out_is_keyed_by_its_layout():
     rng = np.random.default_rng(9)
     a, b = _rand(rng, (6, 5)), _rand(rng, (5, 4))
     ref = np.einsum("ij,jk->ik", a, b)
@@ -469,3 +469,103 @@ def test_strides_not_in_whole_elements_on_the_hot_path():
         _same(einplan.einsum("ij,ij->", a, a), np.einsum("ij,ij->", a, a))
         _same(einplan.einsum("ij->ji", a), np.einsum("ij->ji", a))
     assert np.all(rec["b"] == 7)
+
+
+# ---------------------------------------------------------------- out= on the hot path
+OUT_SPECS = [
+    ("ij,jk->ik", [(6, 5), (5, 4)]),
+    ("bij,bjk->bik", [(50, 16, 16), (50, 16, 16)]),
+    ("ij->ji", [(4, 5)]),
+    ("ij->i", [(4, 5)]),
+    ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)]),
+]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64])
+@pytest.mark.parametrize("subs,shapes", OUT_SPECS, ids=[s for s, _ in OUT_SPECS])
+def test_out_hot_path_new_data_and_layouts(subs, shapes, dtype, order):
+    rng = np.random.default_rng(20)
+    for _ in range(3):                                  # slow, hot, hot
+        ops = [_rand(rng, s, dtype) for s in shapes]
+        ref = np.einsum(subs, *ops)
+        out = np.full(ref.shape, 7, dtype, order=order)
+        assert einplan.einsum(subs, *ops, out=out) is out
+        _same(out, ref)
+    assert _key(subs, *ops, out=out) in api._fast
+    # a read-only out= of the same layout is refused every time, hot or not
+    ro = np.empty_like(out)
+    ro.flags.writeable = False
+    assert _key(subs, *ops, out=ro) != _key(subs, *ops, out=out)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="read-only"):
+            einplan.einsum(subs, *ops, out=ro)
+
+
+def test_out_overlapping_an_operand_on_the_hot_path():
+    rng = np.random.default_rng(21)
+    for _ in range(3):                                  # slow, hot, hot
+        a, b = _rand(rng, (5, 5)), _rand(rng, (5, 5))
+        ref = a @ b
+        res = einplan.einsum("ij,jk->ik", a, b, out=a)  # out is an operand
+        assert res is a
+        np.testing.assert_allclose(a, ref, rtol=1e-12)
+    for _ in range(3):                                  # out a view inside b
+        big = _rand(rng, (10, 5))
+        a, b = _rand(rng, (5, 5)), big[:5]
+        ref = a @ b
+        out = big[5:]                                   # disjoint: in place
+        assert einplan.einsum("ij,jk->ik", a, b, out=out) is out
+        np.testing.assert_allclose(out, ref, rtol=1e-12)
+        np.testing.assert_allclose(big[5:], ref, rtol=1e-12)
+
+
+def test_out_key_matches_the_python_key_on_what_qualifies():
+    rng = np.random.default_rng(22)
+    a = _rand(rng, (4, 5))
+    cases = [
+        (("ij->ji", a), None),
+        (("ij->ji", a), np.empty((5, 4))),
+        (("ij->ji", a), np.empty((5, 4)).view(_Sub)),
+        (("ij->ji", a.view(_Sub)), None),
+        (("ij->ji", a), [[0.0] * 4] * 5),
+        ((["i", "j"], a), None),
+        (("ij->ji", a.astype("M8[s]")), None),
+        (("ij->ji", a.astype("m8[ms]")), None),
+        (("ij->ji", a.astype("U3")), None),
+        (("ij->ji", np.zeros((4, 5), "i4,f8")), None),
+    ]
+    for ops, out in cases:
+        fast = api._fast_key(ops, out)
+        py = api._py_fast_key(ops, out)
+        numeric = all(getattr(o, "dtype", np.dtype(object)).kind not in "MmUV"
+                      for o in ops[1:])
+        # the compiled key qualifies exactly the plain numeric calls the
+        # Python one does (it also refuses datetimes, strings, structured)
+        assert (fast is None) == (py is None or not numeric), (ops[0], out)
+
+
+def test_keys_differ_for_every_layout_detail():
+    rng = np.random.default_rng(23)
+    a = _rand(rng, (6, 4))
+    variants = [a, np.asfortranarray(a), a[::-1], a.astype(np.float32),
+                a.astype(a.dtype.newbyteorder()), a.reshape(4, 6), a[:, :3],
+                np.broadcast_to(a[:1], a.shape)]
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    ua = raw[1:].view(np.float64).reshape(a.shape)
+    variants.append(ua)
+    keys = [_key("ij->ji", v) for v in variants]
+    assert len(set(keys)) == len(keys)
+    assert _key("ij->ji", a) == _key("ij->ji", a.copy())   # data is not in the key
+
+
+@pytest.mark.skipif(_native.may_overlap is None, reason="needs the compiled kernels")
+def test_may_overlap_is_numpys_may_share_memory():
+    rng = np.random.default_rng(24)
+    base = np.arange(400.0).reshape(20, 20)
+    views = [base, base[:5], base[5:], base[::2], base[1::2], base[:, :3], base[:, 17:],
+             base[::-1], base[:, ::-1], base.T, base[3:4, 3:4], base[:0],
+             np.arange(5.0), np.broadcast_to(base[0], (3, 20)), base.reshape(-1)[7:9]]
+    for _ in range(200):
+        x, y = (views[i] for i in rng.integers(0, len(views), 2))
+        assert _native.may_overlap(x, y) == np.may_share_memory(x, y)

@@ -8,8 +8,11 @@ from einplan import _native
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 47, 64, 65])
-@pytest.mark.parametrize("m,k", [(1, 3), (3, 5), (4, 4), (5, 1), (9, 17)])
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 80,
+                               96, 113, 128, 129])
+# m: every leftover of the 8- and 6-row tiles (then 4, 2, 1 rows)
+@pytest.mark.parametrize("m,k", [(1, 3), (3, 5), (4, 4), (5, 1), (9, 17), (7, 2), (13, 6),
+                                 (16, 16), (23, 9)])
 def test_batched_small_gemm(dtype, n, m, k):
     rng = np.random.default_rng(n * 100 + m * 10 + k)
     nb = 5
@@ -24,6 +27,11 @@ def test_batched_small_gemm(dtype, n, m, k):
     k_g = [(k, A.strides[2] // it, B.strides[1] // it)]
     b_g = [(nb, A.strides[0] // it, B.strides[0] // it, Cbuf.strides[0] // it)]
     ref = np.matmul(A.astype(np.float64), B)
+    call = _native.prepare_gemm(dtype, m_g, n_g, k_g, b_g)
+    smm_max_n = {np.float32: 128, np.float64: 64}[dtype]
+    if _native.isa() == "avx512":          # the path under test is taken
+        want = "gemv" if 1 in (m, n) else "smm" if n <= smm_max_n else "gemm"
+        assert call.schedule()["path"] == want, call.schedule()
     _native.gemm(A, B, C, m_g, n_g, k_g, b_g, 1.0, 0.0)        # beta 0 over NaN
     tol = dict(rtol=1e-5, atol=1e-5 * k) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12 * k)
     np.testing.assert_allclose(C, ref, **tol)

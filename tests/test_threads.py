@@ -88,6 +88,34 @@ def test_thread_count_does_not_change_results(restore_threads):
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
 
 
+@needs_omp
+@pytest.mark.parametrize("dtype,m,n,nb", [(np.float32, 1000, 40, 1), (np.float64, 997, 64, 1),
+                                          (np.float32, 50, 16, 40), (np.float64, 3001, 9, 1)])
+def test_thread_count_does_not_change_smm_results(restore_threads, dtype, m, n, nb):
+    """The narrow (smm) path shares rows or batches among threads; every row
+    is summed in one order, so results are equal to the last bit."""
+    rng = np.random.default_rng(1)
+    k = 130
+    A = rng.standard_normal((nb, m, k)).astype(dtype)
+    B = rng.standard_normal((nb, k, n)).astype(dtype)
+    it = A.itemsize
+    groups = (((m, k, n),), ((n, 1, 1),), ((k, 1, n),),
+              ((nb, A.strides[0] // it, B.strides[0] // it, m * n),))
+    call = _native.prepare_gemm(dtype, *groups)
+    out, loops = [], []
+    for t in (1, 2, 3):
+        einplan.set_num_threads(t)
+        loops.append(call.schedule()["loop"])
+        C = np.full((nb, m, n), np.nan, dtype)
+        _native.gemm(A, B, C, *groups)
+        out.append(C)
+    assert call.schedule(nthreads=2)["path"] == "smm"
+    assert loops[0] == "none" and loops[1] in ("m", "batch")
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out[0], np.matmul(A.astype(np.float64), B), rtol=tol, atol=tol)
+    assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
+
+
 def test_concurrent_python_threads(restore_threads):
     """The GIL is released during a GEMM: GEMMs from several Python threads
     at once (each with its OpenMP team and packing buffers) are all right."""

@@ -93,7 +93,7 @@ const ep_ukr_set_t ep_ukr_set_avx2 = {
 const ep_ukr_set_t ep_ukr_set_avx512 = {
     EP_ISA_AVX512, "avx512", 8, 48, 8, 24,
     ep_sgemm_ukr_avx512_8x48, ep_dgemm_ukr_avx512_8x24, EP_L1_FNS(avx512),
-    ep_ssmm_avx512, ep_dsmm_avx512, 64, 32,
+    ep_ssmm_avx512, ep_dsmm_avx512, 128, 64,
     {16, 32}, {8, 16},
     {ep_sgemm_ukr_avx512_8x16, ep_sgemm_ukr_avx512_8x32},
     {ep_dgemm_ukr_avx512_8x8, ep_dgemm_ukr_avx512_8x16}};
