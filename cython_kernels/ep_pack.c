@@ -1,6 +1,7 @@
 // ep_pack.c -- scatter vectors, block strides, and packing of A and B
 // (ep_pack.h has the contract).
 #include "ep_pack.h"
+#include "ukr/ep_ukr.h"
 
 void ep_scatter(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
                 ep_inc_t *off)
@@ -75,14 +76,30 @@ void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
         bs[ib] = ep_regular_stride(off + i0, len - i0 < width ? len - i0 : width);
 }
 
+// Rows contiguous along k go through the AVX2 transposes when the kernel
+// set in use has AVX2 (EINPLAN_ISA=generic keeps the element loop).
+#if defined(__x86_64__) || defined(_M_X64)
+#define EP_PACK_SIMD() (ep_isa() >= EP_ISA_AVX2)
+#else
+#define EP_PACK_SIMD() 0
+#endif
+
 #define T float
 #define EP_PFX(x) ep_s##x
+#define EP_TGROUP 8
+#define EP_TPACK ep_spack_t8_avx2
 #include "ep_pack_template.h"
 #undef T
 #undef EP_PFX
+#undef EP_TGROUP
+#undef EP_TPACK
 
 #define T double
 #define EP_PFX(x) ep_d##x
+#define EP_TGROUP 4
+#define EP_TPACK ep_dpack_t4_avx2
 #include "ep_pack_template.h"
 #undef T
 #undef EP_PFX
+#undef EP_TGROUP
+#undef EP_TPACK

@@ -59,4 +59,11 @@ void ep_dpack_b(int NR, ep_dim_t nc, ep_dim_t kc, const double *b,
                 const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0, ep_dim_t p1,
                 double *bp);
 
+// The transposing inner loop (ep_pack_avx2.c, x86 only): dst[p * ld + i] =
+// r[i][p] for the 8 (float) / 4 (double) rows r, each contiguous along k.
+void ep_spack_t8_avx2(const float *const *r, ep_dim_t kc, float *dst,
+                      ep_inc_t ld);
+void ep_dpack_t4_avx2(const double *const *r, ep_dim_t kc, double *dst,
+                      ep_inc_t ld);
+
 #endif

@@ -22,7 +22,20 @@ void EP_PFX(pack_a)(int MR, ep_dim_t mc, ep_dim_t kc, const T *a,
             }
             continue;
         }
-        if (ks != EP_IRREGULAR) {
+        if (ks == 1 && EP_PACK_SIMD()) {
+            // rows contiguous along k (row-major A): register transposes of
+            // EP_TGROUP rows, the rest of the rows one at a time
+            int i = 0;
+            for (; i + EP_TGROUP <= mr; i += EP_TGROUP) {
+                const T *r[EP_TGROUP];
+                for (int q = 0; q < EP_TGROUP; q++) r[q] = a + mo[i + q] + koff[0];
+                EP_TPACK(r, kc, dst + i, MR);
+            }
+            for (; i < mr; i++) {
+                const T *src = a + mo[i] + koff[0];
+                for (ep_dim_t p = 0; p < kc; p++) dst[p * MR + i] = src[p];
+            }
+        } else if (ks != EP_IRREGULAR) {
             // k regular (e.g. row-major A, ks == 1): walk each row along k
             for (int i = 0; i < mr; i++) {
                 const T *src = a + mo[i] + koff[0];
@@ -59,6 +72,21 @@ void EP_PFX(pack_b)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
                 for (int j = 0; j < nr; j++) dst[p * NR + j] = src[j];
                 for (int j = nr; j < NR; j++) dst[p * NR + j] = 0;
             }
+        } else if (ks == 1 && EP_PACK_SIMD()) {
+            // columns contiguous along k ("bjk", column-major B): register
+            // transposes of EP_TGROUP columns, the rest one at a time
+            int j = 0;
+            for (; j + EP_TGROUP <= nr; j += EP_TGROUP) {
+                const T *r[EP_TGROUP];
+                for (int q = 0; q < EP_TGROUP; q++) r[q] = b + no[j + q] + koff[0];
+                EP_TPACK(r, kc, dst + j, NR);
+            }
+            for (; j < nr; j++) {
+                const T *src = b + no[j] + koff[0];
+                for (ep_dim_t p = 0; p < kc; p++) dst[p * NR + j] = src[p];
+            }
+            for (ep_dim_t p = 0; p < kc; p++)
+                for (int jj = nr; jj < NR; jj++) dst[p * NR + jj] = 0;
         } else if (cs != EP_IRREGULAR && ks == 1) {
             // k contiguous (column-major B): walk each column along k
             for (int j = 0; j < nr; j++) {

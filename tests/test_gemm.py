@@ -510,3 +510,39 @@ for _f in (_gemv_multiaxis, _gemv_batch_many, _gemv_m1_batch, _broadcast_k_of_b,
                                   "large_m_packed_b"])
 def test_gemm_groups_more(restore_threads, case, dtype):
     test_gemm_groups(None, case, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("isa", K.available_isas() if K is not None else [])
+def test_transposing_packs(restore_threads, isa, dtype):
+    """Operands contiguous along k on the packed path -- A row-major ('ik')
+    and B stored as (n, k) ('jk') -- pack through register transposes of 8
+    (float) / 4 (double) rows with AVX2 and wider; every leftover row, k not a
+    multiple of the transpose, and gathered (multi-axis) rows."""
+    prev = K.isa()
+    K.set_isa(isa)
+    try:
+        for M, N, Kx in [(1, 150, 9), (7, 149, 8), (8, 200, 17), (13, 131, 33),
+                         (37, 257, 4), (64, 140, 400), (9, 51, 1)]:
+            A = rand((M, Kx), dtype, M)                      # m k, k contiguous
+            Bt = rand((N, Kx), dtype, N)                     # n k, k contiguous
+            for nt in (1, 2):
+                einplan.set_num_threads(nt)
+                C0 = rand((M, N), dtype, 3)
+                C = C0.copy()
+                groups = describe(A, "mk", Bt, "nk", C, "mn", "m", "n", "k")
+                path = _native.prepare_gemm(dtype, *groups).schedule()["path"]
+                assert path in ("gemm", "gemv") or Kx == 1   # k = 1: B's n stride is 1
+                _native.gemm(A, Bt, C, *groups, alpha=0.5, beta=-2.0)
+                ref, mag = expected(A, "mk", Bt, "nk", C0, "mn", 0.5, -2.0)
+                assert_close(C, ref, mag, Kx, dtype)
+        # rows gathered from two axes: 'abk' x 'cdk' -> 'abcd', m = (a, b), n = (c, d)
+        A = rand((3, 5, 21), dtype, 1)[:, ::-1]
+        B = rand((4, 13, 21), dtype, 2)[::-1, :, :]
+        C = np.zeros((3, 5, 4, 13), dtype)
+        groups = describe(A, "abk", B, "cdk", C, "abcd", "ab", "cd", "k")
+        _native.gemm(A, B, C, *groups)
+        ref, mag = expected(A, "abk", B, "cdk", np.zeros_like(C), "abcd", 1.0, 0.0)
+        assert_close(C, ref, mag, 21, dtype)
+    finally:
+        K.set_isa(prev)
