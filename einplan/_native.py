@@ -112,6 +112,12 @@ def gemm_reference(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
     return C
 
 
+def tile(dtype):
+    """(MR, NR) of the micro-kernel in use for dtype (float32 / float64)."""
+    k = _require()
+    return k.tile(k.isa(), dtype)
+
+
 def isa():
     """Name of the micro-kernel set in use ("avx512", "avx2" or "generic")."""
     return _require().isa()

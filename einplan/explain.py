@@ -140,6 +140,8 @@ _STEP = _obj({
                                                    "operands": {"type": "array",
                                                                 "items": _STR},
                                                    "text": _STR})},
+    "panel_loops": {"type": "array", "items": _obj({"role": _STR, "labels": _STR,
+                                                    "text": _STR})},
     "loop_alternative": {"type": ["object", "null"]},
     "orientation": {"type": ["object", "null"]},
     "kernel": _KERNEL,
@@ -714,6 +716,20 @@ class _Builder:
         breaks = []
         for br in step.breaks:
             breaks.append(self.break_desc(br, groups[br.role.value], holder_strides))
+        panel_loops = []
+        for role, labels in step.panel_loops:
+            inner = getattr(step, role).axes[-1]
+            tile = _native.tile(self.dtype if self.dtype.kind == "f" else
+                                np.dtype(self.dtype.char.lower()))
+            t = tile[0] if role == "m" else tile[1]
+            tname = "MR" if role == "m" else "NR"
+            panel_loops.append({
+                "role": role, "labels": self.d(labels),
+                "text": (f"{'*'.join(self.d(labels))}: {role}'s outer axis runs as a batch "
+                         f"loop: {tname} = {t} panels would straddle the {inner.extent}-long "
+                         f"runs of '{self.d(inner.labels)}' ({inner.extent} % {t} = "
+                         f"{inner.extent % t}), gathering them when packed and scattering "
+                         "their C tiles")})
         # orientation
         orient = self.orientation(step, sc)
         # kernel schedule + cost
@@ -783,8 +799,8 @@ class _Builder:
                             "strides": {h: int(s) for h, s in zip(HOLDERS[g.role], ax.strides)}}
                            for ax in g.axes] for r, g in groups.items()},
             "shape_mnk": {"batch": NB, "m": M, "n": N, "k": K},
-            "merges": merges, "not_merged": breaks, "loop_alternative": alt,
-            "orientation": orient, "kernel": kernel, "cost": cost, "text": text,
+            "merges": merges, "not_merged": breaks, "panel_loops": panel_loops,
+            "loop_alternative": alt, "orientation": orient, "kernel": kernel, "cost": cost, "text": text,
         }
 
     def break_desc(self, br, group, holder_strides):
@@ -993,7 +1009,7 @@ class _Builder:
                   "pack_a": None, "pack_b": None}
         return {"index": i, "kind": kind, "what": what,
                 "a": self.slot_desc(step.src), "b": None, "c": self.slot_desc(step.dst),
-                "roles": rows, "groups": {}, "merges": [], "not_merged": [],
+                "roles": rows, "groups": {}, "merges": [], "not_merged": [], "panel_loops": [],
                 "loop_alternative": None, "orientation": None, "kernel": kernel,
                 "cost": self.cost_dict(pred, 1), "text": []}
 
@@ -1013,7 +1029,7 @@ class _Builder:
                   "pack_a": None, "pack_b": None}
         return {"index": i, "kind": "copy", "what": f"cast {self.slot_source.get(step.slot)}",
                 "a": self.slot_desc(step.slot), "b": None, "c": self.slot_desc(step.slot),
-                "roles": [], "groups": {}, "merges": [], "not_merged": [],
+                "roles": [], "groups": {}, "merges": [], "not_merged": [], "panel_loops": [],
                 "loop_alternative": None, "orientation": None, "kernel": kernel,
                 "cost": self.cost_dict(pred, 1), "text": []}
 
@@ -1206,6 +1222,8 @@ def render_text(d: dict) -> str:
                          else "  merged     none")
             for br in s["not_merged"]:
                 L.append(f"  not merged {br['text']}")
+            for pl in s["panel_loops"]:
+                L.append(f"  loop       {pl['text']}")
             if s["loop_alternative"]:
                 L.append(f"  vs loop    {s['loop_alternative']['text']}")
             o = s["orientation"]

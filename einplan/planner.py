@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _native
-from .layout import merge_axes
+from .layout import loop_straddling_axes, merge_axes
 from .operands import check_options, check_span, optimize_key, plan_key, resolve_dtype
 from .path import pairwise_path
 from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, Plan,
@@ -487,6 +487,9 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     swapped, layout, sc, order = orient_step(roles, sizes, x.kstrides(), y.kstrides(), cf,
                                              c_orders, f)
     A, B = (y, x) if swapped else (x, y)
+    moved = ()
+    if _native.available():
+        layout, moved = loop_straddling_axes(layout, *_native.tile(b.kernel_dtype))
     if final:
         dst, full = OUT, out_term
     else:
@@ -506,7 +509,7 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
         native = _native.prepare_gemm(b.kernel_dtype, *groups)
     step = GemmStep(choose_kernel(layout), A.slot, B.slot, dst, A.labels, B.labels, full,
                     layout.batch, layout.m, layout.n, layout.k, swapped, buf if not final else None,
-                    cmode, layout.breaks, native)
+                    cmode, layout.breaks, moved, native)
     b.steps.append(step)
     st = None
     if not final:

@@ -2,6 +2,8 @@
 import threading
 
 import numpy as np
+
+import einplan
 import pytest
 
 from einplan import _native
@@ -209,3 +211,48 @@ def test_plan_is_frozen_and_printable():
     text = str(plan)
     assert "gemm" in text and "batch=(b:2)" in text
     assert gemm_steps(plan)[0].batch.role is Role.BATCH
+
+
+# ---------------------------------------------------------------- panel loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_straddling_n_axis_runs_as_a_batch_loop(dtype):
+    """acb,cd->adb: n = (a, b) cannot merge; b = 256 is not a multiple of NR
+    (48 / 24), so 'a' becomes a batch loop (W read with stride 0) instead of
+    NR panels straddling every run of b."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 20, 256)).astype(dtype)
+    w = rng.standard_normal((20, 7)).astype(dtype)
+    res = einplan.einsum("acb,cd->adb", a, w)
+    np.testing.assert_allclose(res, np.einsum("acb,cd->adb", a, w), rtol=1e-4, atol=1e-4)
+    d = einplan.explain("acb,cd->adb", a, w).to_dict()
+    step = d["steps"][0]
+    assert [(p["role"], p["labels"]) for p in step["panel_loops"]] == [("n", "a")]
+    assert step["shape_mnk"] == {"batch": 3, "m": 7, "n": 256, "k": 20}
+    assert "straddle" in str(einplan.explain("acb,cd->adb", a, w))
+
+
+def test_aligned_or_short_runs_stay_one_gemm():
+    rng = np.random.default_rng(1)
+    for b in (96, 48, 100):          # multiple of NR (f32 48), or shorter than 128
+        a = rng.standard_normal((3, 20, b)).astype(np.float32)
+        w = rng.standard_normal((20, 7)).astype(np.float32)
+        step = einplan.explain("acb,cd->adb", a, w).to_dict()["steps"][0]
+        assert step["panel_loops"] == [] and step["shape_mnk"]["batch"] == 1, b
+        np.testing.assert_allclose(einplan.einsum("acb,cd->adb", a, w),
+                                   np.einsum("acb,cd->adb", a, w), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_straddling_m_axis_runs_as_a_batch_loop(dtype):
+    """m = (a, b) kept apart by out='s layout (a row gap after each run of
+    b = 130, not a multiple of MR = 8): 'a' becomes a batch loop."""
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((4, 130, 9)).astype(dtype)
+    W = rng.standard_normal((9, 200)).astype(dtype)
+    big = np.full((4, 131, 200), np.nan, dtype)
+    out = big[:, :130]
+    assert einplan.einsum("abk,kn->abn", A, W, out=out) is out
+    np.testing.assert_allclose(out, A @ W, rtol=1e-4, atol=1e-4)
+    assert np.isnan(big[:, 130]).all()
+    step = einplan.explain("abk,kn->abn", A, W, out=out).to_dict()["steps"][0]
+    assert [(p["role"], p["labels"]) for p in step["panel_loops"]] == [("m", "a")]
