@@ -39,14 +39,19 @@
 
 // Measured on AMD EPYC Zen 4 (2 cores, L3 32 MiB), 2026-11-21, the TVM
 // case 'ncabhw->nchawb' (1,32,2,2,360,640) f32 into out= (118 MB each way),
-// median of 15, vs torch out.copy_(x.permute) 17.2 ms (1 thread) / 8.9 ms
-// (2 threads):
-//   old 32 x 2 tiles, inner loop of 2: 17.9 ms, no threads
-//   portable C zip of 2 rows (auto-vectorised): 9.3 ms
-//   AVX2 / AVX-512 zip, ordinary stores: 9.3 / 9.4 ms (1 thread)
-//   AVX2 / AVX-512 zip, non-temporal stores: 5.8 / 5.5-6.2 ms (1 thread),
-//     5.5 / 4.8-5.2 ms (2 threads); a memcpy of the same bytes: 8-10 ms.
-//   AVX2 streaming with only 32-byte alignment (half lines): 11.7 ms.
+// torch out.copy_(x.permute) 17.2 ms (1 thread) / 8.9 ms (2 threads):
+//   before: 32 x 2 tiles, inner loop of 2, no threads: 17.9 ms
+//   portable C zip of 2 rows (auto-vectorised SSE2): 8.1-9.3 ms
+//   AVX2 / AVX-512 zip, ordinary stores: 8.1-9.4 ms (1 thread)
+//   AVX2 / AVX-512 zip, non-temporal stores: 5.8-6.3 ms (1 thread),
+//     4.8-5.5 ms (2 threads); a memcpy of the same bytes takes 8-10 ms.
+//   rejected: AVX2 streaming aligned to 32 bytes only (half lines) 11.7 ms;
+//     AVX-512 masked store for the unaligned head of each dst row 7.9 ms
+//     (scalar head: 6.3 ms); 256-bit loads under AVX-512 (fewer line-split
+//     loads): no gain beyond noise.
+//   compare.py --only permute-out, median: 1 thread einplan 7.0-7.8 ms vs
+//     torch 17.5-18.7 (2.4-2.5x); 2 threads 5.6-5.7 ms vs torch 15.4-16.9
+//     (its min 9.0; 2.7-3.0x).
 // Portable tiles: EDGE_B columns (src-inner axis) by EDGE_I rows (dst-
 // inner): the EDGE_I src lines read at once must fit the L1's 8 ways when
 // the rows' stride is a multiple of 4 KiB (1024^2 f32, 4096^2 int8).  Zen 4,

@@ -107,12 +107,15 @@ static EP_CS_TGT void EP_CS(tile)(const ep_copy_plan_t *p, const char *sc,
 #if VL > 8
         case 8: EP_CS(zip_block)(8, s, s1, n0, d, p->stream); return;
 #endif
-        default: return;
+        default:                         // not planned; correct anyway
+            for (ep_dim_t c = 0; c < n0; c++)
+                for (ep_dim_t r = 0; r < n1; r++) d[c * d0 + r] = s[r * s1 + c];
+            return;
         }
     }
     // Streaming a VL x VL tile writes one whole line per dst row when the
     // rows are VL*sizeof(T) = 64 bytes long and line-aligned: the rows up to
-    // the first line boundary go first, through ordinary stores.
+    // the first line boundary go first, through ordinary (masked) stores.
     int st = 0;
     if (p->stream && VL * sizeof(T) == 64 && (d0 * (ep_inc_t)sizeof(T)) % 64 == 0) {
         size_t gap = (size_t)(-(uintptr_t)d) & 63;

@@ -292,6 +292,22 @@ def test_einplan_isa_env(force):
     assert r.stdout.split() == [force, want_kind, force]
 
 
+def test_explain_reports_the_copy_kernel(isa):
+    """explain's copy step says what ep_copy runs: the same schedule."""
+    from einplan.explain import explain
+    d = explain("ncabhw->nchawb", (1, 4, 2, 2, 36, 64), dtype="float32",
+                out=(1, 4, 36, 2, 64, 2)).to_dict()
+    (step,) = d["steps"]
+    sc = K.copy_schedule((4, 36, 2, 64, 2), (9216, 64, 4608, 1, 2304),
+                         (9216, 256, 128, 2, 1), 4)
+    assert step["kernel"]["threads"] == sc["threads"]
+    if isa == "generic":
+        assert "portable C" in step["what"] and step["kernel"]["isa"] == "generic"
+    else:
+        assert f"{isa} registers zip 2 source rows" in step["what"]
+        assert step["kernel"]["isa"] == isa
+
+
 # ------------------------------------------------------------ through einsum
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.complex128])
