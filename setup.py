@@ -8,6 +8,7 @@ native-arch flag): each micro-kernel file under cython_kernels/ukr/ carries its
 own `#pragma GCC target(...)`, and the kernel set is chosen at run time by CPU
 feature bits (ep_dispatch.c).
 """
+import glob
 import os
 import platform
 import subprocess
@@ -62,6 +63,8 @@ extensions = [
     Extension(
         "einplan._kernels",
         sources=[f"{KERNEL_DIR}/_kernels.pyx"] + [f"{KERNEL_DIR}/{s}" for s in C_SOURCES],
+        # headers too: an edited template (ep_copy_simd.h, ...) rebuilds
+        depends=sorted(glob.glob(f"{KERNEL_DIR}/*.h") + glob.glob(f"{KERNEL_DIR}/ukr/*.h")),
         include_dirs=[KERNEL_DIR, numpy.get_include()],
         extra_compile_args=BASE_CFLAGS + OMP,
         extra_link_args=OMP,

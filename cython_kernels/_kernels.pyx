@@ -506,16 +506,20 @@ cdef class PlanRunner:
         return C
 
 
-def permute_copy(cnp.ndarray src not None, cnp.ndarray dst not None):
+def permute_copy(cnp.ndarray src not None, cnp.ndarray dst not None, *, int nthreads=0,
+                 stream=None):
     """dst[...] = src, same shape and dtype, any strides (a permuted view of
     src copies into dst's layout): a cache-blocked copy in C.  Both arrays'
-    own shapes and strides bound every access."""
+    own shapes and strides bound every access.  For tests: `nthreads` > 0
+    forces that many threads whatever the size, `stream` True / False forces
+    non-temporal stores on / off (None: when dst is half the L3 or more)."""
     cdef int nd = cnp.PyArray_NDIM(src), x
     cdef int64_t item = cnp.PyArray_ITEMSIZE(src)
     cdef ep_dim_t ext[64]
     cdef ep_inc_t ss[64]
     cdef ep_inc_t ds[64]
     cdef ep_status_t st
+    cdef ep_copy_opts_t opt
     sshape, dshape = (<object>src).shape, (<object>dst).shape
     if src.dtype != dst.dtype or sshape != dshape:
         raise ValueError(f"permute_copy needs equal shapes and dtypes, got {sshape} "
@@ -532,13 +536,44 @@ def permute_copy(cnp.ndarray src not None, cnp.ndarray dst not None):
         ext[x] = cnp.PyArray_DIMS(src)[x]
         ss[x] = cnp.PyArray_STRIDES(src)[x] // item
         ds[x] = cnp.PyArray_STRIDES(dst)[x] // item
+    opt.nthreads = nthreads
+    opt.stream = -1 if stream is None else (1 if stream else 0)
     cdef const void *ps = cnp.PyArray_DATA(src)
     cdef void *pd = cnp.PyArray_DATA(dst)
     with nogil:
-        st = ep_copy(nd, ext, ss, ds, <int>item, ps, pd)
+        st = ep_copy_ex(nd, ext, ss, ds, <int>item, ps, pd, &opt)
     if st != EP_OK:
         raise ValueError("einplan: invalid copy")
     return dst
+
+
+def copy_schedule(shape, src_strides, dst_strides, int itemsize, *, int nthreads=0,
+                  stream=None):
+    """What permute_copy does with this shape and these strides (in
+    elements), the very decision it runs: kind ('empty', 'run', 'tile',
+    'interleave', 'transpose'), ISA, threads, non-temporal stores, rows
+    (interleave: src rows zipped; transpose: the tile edge), axes left after
+    merging."""
+    cdef ep_dim_t ext[64]
+    cdef ep_inc_t ss[64]
+    cdef ep_inc_t ds[64]
+    cdef ep_copy_opts_t opt
+    cdef ep_copy_schedule_t sc
+    cdef int nd = len(shape), x
+    if nd > 64 or len(src_strides) != nd or len(dst_strides) != nd:
+        raise ValueError("copy_schedule needs at most 64 axes and a stride for each")
+    if itemsize not in (1, 2, 4, 8, 16):
+        raise ValueError(f"copy_schedule cannot copy {itemsize}-byte elements")
+    for x in range(nd):
+        ext[x] = shape[x]
+        ss[x] = src_strides[x]
+        ds[x] = dst_strides[x]
+    opt.nthreads = nthreads
+    opt.stream = -1 if stream is None else (1 if stream else 0)
+    ep_copy_schedule(nd, ext, ss, ds, itemsize, &opt, &sc)
+    return dict(kind=("empty", "run", "tile", "interleave", "transpose")[<int>sc.kind],
+                isa=ISA_NAMES[sc.isa], threads=sc.nthreads, stream=bool(sc.stream),
+                rows=sc.rows, ndim=sc.ndim)
 
 
 # ------------------------------------------------------------ einsum hot path

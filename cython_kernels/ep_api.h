@@ -69,8 +69,34 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *desc);
 ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc);
 ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf);
 
-// Permutation copy dst = src over ndim axes (ep_copy.c), cache-blocked;
-// strides in elements of itemsize bytes (1, 2, 4, 8 or 16).
+// Permutation copy dst = src over ndim axes (ep_copy.c); strides in
+// elements of itemsize bytes (1, 2, 4, 8 or 16).  ep_copy_schedule says what
+// ep_copy_ex will do with the same arguments (explain prints it).
+typedef enum { EP_COPY_EMPTY = 0,    // nothing to copy
+               EP_COPY_RUN = 1,      // runs contiguous on both sides
+               EP_COPY_TILE = 2,     // portable 2-D tiles
+               EP_COPY_INTERLEAVE = 3,   // SIMD: `rows` src rows zipped into
+                                         // one contiguous dst block
+               EP_COPY_TRANSPOSE = 4 } ep_copy_kind_t;  // SIMD square tiles
+typedef struct {
+    int nthreads;          // > 0: exactly this many (tests); 0: by size
+    int stream;            // 1 / 0: force non-temporal stores on / off;
+                           // -1: when dst is half the L3 or more
+} ep_copy_opts_t;
+typedef struct {
+    ep_copy_kind_t kind;
+    int isa;               // ep_isa_t of the kernel (generic for RUN, TILE)
+    int nthreads;
+    int stream;            // dst written with non-temporal stores
+    int rows;              // INTERLEAVE: src rows zipped; TRANSPOSE: tile edge
+    int ndim;              // axes after dropping 1s and merging
+} ep_copy_schedule_t;
+void ep_copy_schedule(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                      const ep_inc_t *d_st, int itemsize,
+                      const ep_copy_opts_t *opt, ep_copy_schedule_t *out);
+ep_status_t ep_copy_ex(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                       const ep_inc_t *d_st, int itemsize, const void *src,
+                       void *dst, const ep_copy_opts_t *opt);
 ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
                     const ep_inc_t *d_st, int itemsize, const void *src,
                     void *dst);

@@ -10,26 +10,14 @@
 #include "ep_pack.h"
 #include "ep_small.h"
 #include "ukr/ep_ukr.h"
+#include "ep_omp.h"
 #ifdef _OPENMP
-#include <omp.h>
 #define EP_BARRIER(nt) do { if ((nt) > 1) { _Pragma("omp barrier") } } while (0)
 #else
 #define EP_BARRIER(nt) do { (void)(nt); } while (0)
 #endif
 
 const ep_ukr_set_t *ep_ukr_set(void);   // ep_dispatch.c
-
-// This thread's number and the size of its team (0 and 1 outside OpenMP).
-static inline void ep_team(int *tid, int *ntr)
-{
-#ifdef _OPENMP
-    *tid = omp_get_thread_num();
-    *ntr = omp_get_num_threads();
-#else
-    *tid = 0;
-    *ntr = 1;
-#endif
-}
 
 #define EP_SCALE_BLOCK 256
 

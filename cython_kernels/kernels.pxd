@@ -56,8 +56,28 @@ cdef extern from "ep_api.h" nogil:
 
     void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s)
     ep_status_t ep_gemm(const ep_gemm_desc_t *desc)
-    ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
-                        const ep_inc_t *d_st, int itemsize, const void *src, void *dst)
+    ctypedef enum ep_copy_kind_t:
+        EP_COPY_EMPTY
+        EP_COPY_RUN
+        EP_COPY_TILE
+        EP_COPY_INTERLEAVE
+        EP_COPY_TRANSPOSE
+    ctypedef struct ep_copy_opts_t:
+        int nthreads
+        int stream
+    ctypedef struct ep_copy_schedule_t:
+        ep_copy_kind_t kind
+        int isa
+        int nthreads
+        int stream
+        int rows
+        int ndim
+    void ep_copy_schedule(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                          const ep_inc_t *d_st, int itemsize, const ep_copy_opts_t *opt,
+                          ep_copy_schedule_t *out)
+    ep_status_t ep_copy_ex(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                           const ep_inc_t *d_st, int itemsize, const void *src, void *dst,
+                           const ep_copy_opts_t *opt)
     ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *desc)
     ep_status_t ep_pack_b_all(const ep_gemm_desc_t *desc, void *buf)
     ep_blocking_t ep_blocking(ep_dtype_t dtype)

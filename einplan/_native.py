@@ -78,6 +78,13 @@ def permute_copy(src, dst):
     return _require().permute_copy(src, dst)
 
 
+def copy_schedule(shape, src_strides, dst_strides, itemsize):
+    """What permute_copy does for this shape and these element strides: kind,
+    ISA, threads, non-temporal stores (see _kernels.copy_schedule)."""
+    return _require().copy_schedule(tuple(shape), tuple(src_strides), tuple(dst_strides),
+                                    int(itemsize))
+
+
 def plan_runner(call, templates, a_idx, b_idx, out_mem_shape, perm, scalar):
     """A compiled whole-call runner for a one-GEMM plan (see _kernels.PlanRunner)."""
     return _require().PlanRunner(call, templates, a_idx, b_idx, out_mem_shape, perm, scalar)

@@ -215,6 +215,7 @@ def _run_reduce(step, slots, target, dtype):
         np.sum(view, axis=step.sum_axes, out=dst, dtype=dst.dtype)
     elif (view.dtype == dst.dtype and view.shape == dst.shape and not dst.dtype.hasobject
           and dst.itemsize in (1, 2, 4, 8, 16) and _native.available()
+          and view.flags.aligned and dst.flags.aligned   # C reads whole elements
           and not np.may_share_memory(view, dst)):
         _native.permute_copy(view, dst)   # "ncabhw->nchawb" into out=: cache-blocked
     else:

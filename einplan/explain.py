@@ -79,10 +79,29 @@ _KIND_TEXT = {
     KernelKind.OUTER: "outer product (k empty) on the packed kernel",
     KernelKind.BATCH_ONLY: "batch-only / elementwise (k empty) on the packed kernel",
     KernelKind.REDUCE: "reduction: numpy.sum over a strided view",
-    KernelKind.COPY: "copy from a strided view (cache-blocked, ep_copy)",
+    KernelKind.COPY: "copy from a strided view (ep_copy: cache-blocked / SIMD transposes)",
     KernelKind.FALLBACK_NUMPY: "numpy.einsum fallback",
 }
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _copy_text(sc) -> str:
+    """One line on what ep_copy does (its schedule, from copy_schedule)."""
+    if sc is None:
+        return "ep_copy"
+    kind, isa, rows = sc["kind"], sc["isa"], sc["rows"]
+    text = {"empty": "nothing to copy",
+            "run": "runs contiguous on both sides, memcpy",
+            "tile": "cache-blocked 64 x 8 tiles, portable C",
+            "interleave": f"{isa} registers zip {rows} source rows into each contiguous "
+                          "output block",
+            "transpose": f"{isa} {rows} x {rows} register transposes in 64 x 64 blocks",
+            }[kind]
+    if sc["stream"]:
+        text += "; non-temporal stores (output of half the L3 or more)"
+    if sc["threads"] > 1:
+        text += f"; {sc['threads']} threads, each a contiguous range of the outer loops"
+    return f"ep_copy: {text}"
 _N_REAL_GEMMS = {"": 1, "cc": 4, "cr": 2, "rc": 2, "rr": 1}
 
 # -- JSON schema ---------------------------------------------------------------
@@ -922,6 +941,17 @@ class _Builder:
 
     # -- numpy steps --
 
+    def copy_schedule(self, step, src_st, dst_st, itemsize):
+        """What ep_copy runs for a same-dtype copy step (the C core's own
+        decision, as execute calls it), or None when the step's copy is not
+        ep_copy's (element size, unknown dst strides)."""
+        labels = [c for c in step.src_labels if self.sizes[c] != 1]
+        if itemsize not in (1, 2, 4, 8, 16) or any(c not in dst_st for c in labels):
+            return None
+        return _native.copy_schedule([self.sizes[c] for c in labels],
+                                     [src_st[c] for c in labels],
+                                     [dst_st[c] for c in labels], itemsize)
+
     def reduce_step(self, i, step: ReduceStep) -> dict:
         sizes = self.sizes
         src_item = self.dtype.itemsize
@@ -968,7 +998,7 @@ class _Builder:
                          "stride_a": int(src_st[lab]), "stride_b": None,
                          "stride_c": _get(sc, lab), "group": None, "merged": False,
                          "notes": notes})
-        strided = False
+        strided, copy_sched = False, None
         if src_st and sc:
             unit_src = min(src_st, key=lambda c: abs(src_st[c]))
             cand = {c: v for c, v in sc.items() if c in src_st}
@@ -995,16 +1025,22 @@ class _Builder:
                 what = (f"cast copy of {self.slot_source.get(step.src)} to {step.cast_to} "
                         "(numpy.copyto from its strided view): the kernels take one dtype")
             else:
+                copy_sched = self.copy_schedule(step, src_st, sc, src_item)
                 what = (("permutation copy" if permuted else "copy")
                         + f" of {self.slot_source.get(step.src)} straight from its strided "
                         f"view into {self.slot_source.get(step.dst, 'a new slot')} "
-                        "(cache-blocked copy in 32 x 32 tiles, ep_copy): no intermediate "
-                        "transpose")
+                        f"({_copy_text(copy_sched)}): no intermediate transpose")
+                # ep_copy reads and writes whole lines on both sides: the
+                # strided penalty (numpy.copyto's element walk) does not apply
+                strided = strided and copy_sched is None
             bytes_moved, flops = src_elems * src_item + dst_elems * dst_item, 0
         pred = model.predict_stream(self.mach, bytes_moved, flops,
                                     overhead_call=self.price_flag(), strided=strided)
-        kernel = {"kind": kind, "isa": None, "mr": None, "nr": None, "mc": None, "kc": None,
-                  "nc": None, "threads": 1, "parallel_loop": "none", "gemms": 0,
+        threads = copy_sched["threads"] if copy_sched else 1
+        kernel = {"kind": kind, "isa": copy_sched["isa"] if copy_sched else None,
+                  "mr": None, "nr": None, "mc": None, "kc": None,
+                  "nc": None, "threads": threads,
+                  "parallel_loop": "outer loops" if threads > 1 else "none", "gemms": 0,
                   "real_gemms_per_gemm": 0, "tiles": 0, "fringe_tiles": 0, "bytes_packed": 0,
                   "pack_a": None, "pack_b": None}
         return {"index": i, "kind": kind, "what": what,
