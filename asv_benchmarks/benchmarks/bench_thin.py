@@ -44,9 +44,11 @@ class ThinGemm(ThreadsMixin):
 
 class BatchedSmall(ThreadsMixin):
     """Planner path: kind gemm with a batch group, batch=(b) m=(i) n=(k) k=(j),
-    each matrix a few micro-tiles: the batch loop (parallel when batches are
-    many and small) around small GEMMs.  Hand-written: np.matmul."""
-    params = [["256x16x16x16", "64x48x48x48"], IMPLS, THREADS]
+    each matrix a few micro-tiles: the narrow in-place path (smm), threads over
+    batches or rows; the last shape is one narrow GEMM (n = 32) of many rows.
+    Hand-written: np.matmul."""
+    params = [["4000x4x4x4", "256x16x16x16", "1000x32x32x32", "64x48x48x48", "1x10000x512x32"],
+              IMPLS, THREADS]
     param_names = ["b x m x k x n", "impl", "threads"]
 
     def setup(self, shape, impl, threads):
