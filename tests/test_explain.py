@@ -315,8 +315,13 @@ def test_schedule_is_ep_gemms_own():
     s = model.gemm_schedule(462, 1536, 512, 1, 2, **f32)
     # m = 462 (58 panels of 8): the two threads split m
     assert (s.path, s.threads, s.parallel_loop, s.kc, s.nc) == ("packed", 2, "ic", 512, 1536)
-    # 77 GEMMs of 6 x 512 x 1536 (9.4 MFLOP each): all threads share each GEMM, split n
-    assert model.gemm_schedule(6, 1536, 512, 77, 2, **f32).parallel_loop == "jr"
+    # 77 GEMMs of 6 x 512 x 1536 (9.4 MFLOP each): enough to share out whole
+    assert model.gemm_schedule(6, 1536, 512, 77, 2, **f32).parallel_loop == "batch"
+    # 3 GEMMs of 256^3 (odd count) and 2 of 512^3 (> 1e8 flops): split inside each
+    assert model.gemm_schedule(256, 256, 256, 3, 2, **f32).parallel_loop == "ic"
+    assert model.gemm_schedule(512, 512, 512, 2, 2, **f32).parallel_loop == "ic"
+    # 3 GEMMs of 6 x 512 x 1536: all threads share each GEMM, split n
+    assert model.gemm_schedule(6, 1536, 512, 3, 2, **f32).parallel_loop == "jr"
     # many small GEMMs (< 4 MFLOP each): one whole GEMM per thread
     assert model.gemm_schedule(6, 100, 64, 77, 2, **f32).parallel_loop == "batch"
     # tiny batched blocks: the in-place smm path; one GEMV; a tiny GEMM on one thread
