@@ -233,19 +233,7 @@ static EP_T256 void ep_stream_copy_avx2(char *d, const char *s, size_t n)
         (lo) = _mm512_permutex2var_ps(a_, il_lo_, b_);                         \
         (hi) = _mm512_permutex2var_ps(a_, il_hi_, b_);                         \
     } while (0)
-#include "ep_copy_simd.h"
-#undef EP_CS
-#undef T
-#undef VEC
-#undef VL
-#undef CS_MASK
-#undef CS_LOADU
-#undef CS_LOADN
-#undef CS_STOREU
-#undef CS_STOREN
-#undef CS_STREAM
-#undef CS_ZERO
-#undef CS_IL2
+#include "ep_copy_simd.h"      // undefines its parameters
 
 // AVX-512F, 8 x 8 bytes
 #define EP_CS(x) ep_cs512d_##x
@@ -266,20 +254,8 @@ static EP_T256 void ep_stream_copy_avx2(char *d, const char *s, size_t n)
         (lo) = _mm512_permutex2var_pd(a_, il_lo_, b_);                         \
         (hi) = _mm512_permutex2var_pd(a_, il_hi_, b_);                         \
     } while (0)
-#include "ep_copy_simd.h"
-#undef EP_CS
+#include "ep_copy_simd.h"      // undefines its parameters
 #undef EP_CS_TGT
-#undef T
-#undef VEC
-#undef VL
-#undef CS_MASK
-#undef CS_LOADU
-#undef CS_LOADN
-#undef CS_STOREU
-#undef CS_STOREN
-#undef CS_STREAM
-#undef CS_ZERO
-#undef CS_IL2
 
 // AVX2, 8 x 4 bytes
 #define EP_CS(x) ep_cs256s_##x
@@ -301,19 +277,7 @@ static EP_T256 void ep_stream_copy_avx2(char *d, const char *s, size_t n)
         (lo) = _mm256_permute2f128_ps(l_, h_, 0x20);                           \
         (hi) = _mm256_permute2f128_ps(l_, h_, 0x31);                           \
     } while (0)
-#include "ep_copy_simd.h"
-#undef EP_CS
-#undef T
-#undef VEC
-#undef VL
-#undef CS_MASK
-#undef CS_LOADU
-#undef CS_LOADN
-#undef CS_STOREU
-#undef CS_STOREN
-#undef CS_STREAM
-#undef CS_ZERO
-#undef CS_IL2
+#include "ep_copy_simd.h"      // undefines its parameters
 
 // AVX2, 4 x 8 bytes
 #define EP_CS(x) ep_cs256d_##x
@@ -334,20 +298,8 @@ static EP_T256 void ep_stream_copy_avx2(char *d, const char *s, size_t n)
         (lo) = _mm256_permute2f128_pd(l_, h_, 0x20);                           \
         (hi) = _mm256_permute2f128_pd(l_, h_, 0x31);                           \
     } while (0)
-#include "ep_copy_simd.h"
-#undef EP_CS
+#include "ep_copy_simd.h"      // undefines its parameters
 #undef EP_CS_TGT
-#undef T
-#undef VEC
-#undef VL
-#undef CS_MASK
-#undef CS_LOADU
-#undef CS_LOADN
-#undef CS_STOREU
-#undef CS_STOREN
-#undef CS_STREAM
-#undef CS_ZERO
-#undef CS_IL2
 #endif  // EP_COPY_X86
 
 // ------------------------------------------------------------ the plan

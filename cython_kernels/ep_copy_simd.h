@@ -8,6 +8,7 @@
 //   CS_ZERO()
 //   CS_IL2(a, b, lo, hi)   lo = a0 b0 a1 b1 .. (low halves zipped), hi =
 //                          the high halves zipped
+// The template undefines these (all but EP_CS_TGT) at its end.
 // Elements are only moved, never computed on: float shuffles and masked
 // moves carry any bit pattern (int32, NaN payloads) unchanged.
 #define EP_CS_INLINE static inline __attribute__((always_inline)) EP_CS_TGT
@@ -151,3 +152,16 @@ static EP_CS_TGT void EP_CS(tile)(const ep_copy_plan_t *p, const char *sc,
 }
 
 #undef EP_CS_INLINE
+// this instantiation's parameters (EP_CS_TGT is shared by an ISA's two)
+#undef EP_CS
+#undef T
+#undef VEC
+#undef VL
+#undef CS_MASK
+#undef CS_LOADU
+#undef CS_LOADN
+#undef CS_STOREU
+#undef CS_STOREN
+#undef CS_STREAM
+#undef CS_ZERO
+#undef CS_IL2

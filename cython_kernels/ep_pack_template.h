@@ -1,6 +1,24 @@
 // ep_pack_template.h -- packing of A and B for one element type; included by
 // ep_pack.c once per dtype with T (element type) and EP_PFX(x) (name prefix).
 
+// dst[p * width + i] = x[rows[i] + p] for i < nrows, p < kc: rows that
+// are contiguous along k, packed through register transposes of EP_TGROUP
+// rows (ep_pack_avx2.c), leftover rows one at a time.
+static void EP_PFX(pack_t)(int width, int nrows, ep_dim_t kc, const T *x,
+                           const ep_inc_t *rows, T *dst)
+{
+    int i = 0;
+    for (; i + EP_TGROUP <= nrows; i += EP_TGROUP) {
+        const T *r[EP_TGROUP];
+        for (int q = 0; q < EP_TGROUP; q++) r[q] = x + rows[i + q];
+        EP_TPACK(r, kc, dst + i, width);
+    }
+    for (; i < nrows; i++) {
+        const T *src = x + rows[i];
+        for (ep_dim_t p = 0; p < kc; p++) dst[p * width + i] = src[p];
+    }
+}
+
 // "abcd,dbef->aecf": rows of A (m = a,c) and columns (k = d,b) may both be
 // multi-axis; each micro-panel reads with one stride when it can.
 void EP_PFX(pack_a)(int MR, ep_dim_t mc, ep_dim_t kc, const T *a,
@@ -23,18 +41,8 @@ void EP_PFX(pack_a)(int MR, ep_dim_t mc, ep_dim_t kc, const T *a,
             continue;
         }
         if (ks == 1 && EP_PACK_SIMD()) {
-            // rows contiguous along k (row-major A): register transposes of
-            // EP_TGROUP rows, the rest of the rows one at a time
-            int i = 0;
-            for (; i + EP_TGROUP <= mr; i += EP_TGROUP) {
-                const T *r[EP_TGROUP];
-                for (int q = 0; q < EP_TGROUP; q++) r[q] = a + mo[i + q] + koff[0];
-                EP_TPACK(r, kc, dst + i, MR);
-            }
-            for (; i < mr; i++) {
-                const T *src = a + mo[i] + koff[0];
-                for (ep_dim_t p = 0; p < kc; p++) dst[p * MR + i] = src[p];
-            }
+            // rows contiguous along k (row-major A)
+            EP_PFX(pack_t)(MR, mr, kc, a + koff[0], mo, dst);
         } else if (ks != EP_IRREGULAR) {
             // k regular (e.g. row-major A, ks == 1): walk each row along k
             for (int i = 0; i < mr; i++) {
@@ -73,18 +81,8 @@ void EP_PFX(pack_b)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
                 for (int j = nr; j < NR; j++) dst[p * NR + j] = 0;
             }
         } else if (ks == 1 && EP_PACK_SIMD()) {
-            // columns contiguous along k ("bjk", column-major B): register
-            // transposes of EP_TGROUP columns, the rest one at a time
-            int j = 0;
-            for (; j + EP_TGROUP <= nr; j += EP_TGROUP) {
-                const T *r[EP_TGROUP];
-                for (int q = 0; q < EP_TGROUP; q++) r[q] = b + no[j + q] + koff[0];
-                EP_TPACK(r, kc, dst + j, NR);
-            }
-            for (; j < nr; j++) {
-                const T *src = b + no[j] + koff[0];
-                for (ep_dim_t p = 0; p < kc; p++) dst[p * NR + j] = src[p];
-            }
+            // columns contiguous along k ("bjk", column-major B)
+            EP_PFX(pack_t)(NR, nr, kc, b + koff[0], no, dst);
             for (ep_dim_t p = 0; p < kc; p++)
                 for (int jj = nr; jj < NR; jj++) dst[p * NR + jj] = 0;
         } else if (cs != EP_IRREGULAR && ks == 1) {
