@@ -6,9 +6,9 @@ numpy.einsum's signature and semantics; only ``optimize`` defaults to True
 (pairwise order from opt_einsum), which changes the order of floating-point
 sums, never the result's shape or dtype.
 
-Hot path: a call with default options on plain ndarrays (and a plain
-ndarray ``out=``, if any) is looked up by (subscripts, shapes, strides,
-dtypes, alignment) in a small dict that maps straight to the cached plan and
+Hot path: a call on plain ndarrays (and a plain ndarray ``out=``, if any)
+is looked up by (subscripts, shapes, strides, dtypes, alignment, and the
+options when they are not the defaults) in a small dict that maps straight to the cached plan and
 a prepared runner, skipping the parse and the operand description (numpy.einsum's optimizer was turned off by default
 because planning cost 10-30x on small arrays: einplan must not pay it).
 """
@@ -61,7 +61,15 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     >>> einsum(a, [0, 1], b, [1, 2], [0, 2])  # interleaved form
     """
     default = dtype is None and order == "K" and casting == "safe" and optimize is True
-    key = _fast_key(operands, out) if default else None
+    key = _fast_key(operands, out)
+    if key is not None and not default:
+        # other options key a plan of their own (matmul's out= passes
+        # casting='same_kind' on every call); an explicit path list cannot
+        opts = (dtype, order, casting, optimize)
+        try:
+            key = key + (opts,) if hash(opts) is not None else None
+        except TypeError:
+            key = None
     if key is not None:
         hit = _fast.get(key)
         if hit is not None:

@@ -27,6 +27,8 @@ import operator
 
 import numpy as np
 
+from .api import einsum
+
 __all__ = [
     "matmul_spec", "dot_spec", "tensordot_spec", "inner_spec", "outer_spec", "vdot_spec",
     "matmul", "dot", "tensordot", "inner", "outer", "vdot",
@@ -221,7 +223,6 @@ def vdot_spec(a, b) -> tuple[str, tuple]:
 
 def matmul(a, b, out=None):
     """numpy.matmul(a, b, out=out) run through einplan.einsum."""
-    from .api import einsum
     subscripts, operands = matmul_spec(a, b)
     if out is None:   # default options: einsum's hot path applies
         return einsum(subscripts, *operands)
@@ -231,7 +232,6 @@ def matmul(a, b, out=None):
 
 def dot(a, b, out=None):
     """numpy.dot(a, b, out=out) run through einplan.einsum."""
-    from .api import einsum
     subscripts, operands = dot_spec(a, b)
     if out is not None:
         _check_dot_out(out, operands)
@@ -256,7 +256,6 @@ def _check_dot_out(out, operands: tuple) -> None:
 
 def tensordot(a, b, axes=2):
     """numpy.tensordot(a, b, axes) run through einplan.einsum (always an ndarray)."""
-    from .api import einsum
     subscripts, operands = tensordot_spec(a, b, axes)
     # numpy.tensordot returns a 0-d array, not a scalar, for a full contraction
     return np.asarray(einsum(subscripts, *operands))
@@ -264,14 +263,12 @@ def tensordot(a, b, axes=2):
 
 def inner(a, b):
     """numpy.inner(a, b) run through einplan.einsum."""
-    from .api import einsum
     subscripts, operands = inner_spec(a, b)
     return einsum(subscripts, *operands)
 
 
 def outer(a, b, out=None):
     """numpy.outer(a, b, out=out) run through einplan.einsum."""
-    from .api import einsum
     subscripts, operands = outer_spec(a, b)
     # numpy.outer is multiply.outer: ufunc casting 'same_kind' for out=
     return einsum(subscripts, *operands, out=out, casting="same_kind")
@@ -279,6 +276,5 @@ def outer(a, b, out=None):
 
 def vdot(a, b):
     """numpy.vdot(a, b) run through einplan.einsum."""
-    from .api import einsum
     subscripts, operands = vdot_spec(a, b)
     return einsum(subscripts, *operands)

@@ -569,3 +569,33 @@ def test_may_overlap_is_numpys_may_share_memory():
     for _ in range(200):
         x, y = (views[i] for i in rng.integers(0, len(views), 2))
         assert _native.may_overlap(x, y) == np.may_share_memory(x, y)
+
+
+def test_non_default_options_have_their_own_hot_entry():
+    """matmul(..., out=) passes casting='same_kind' every call: such calls are
+    keyed with their options (they re-planned each time: ~16 us for 32x32),
+    and a call with other options never takes their entry."""
+    rng = np.random.default_rng(25)
+    a, b = _rand(rng, (6, 5)), _rand(rng, (5, 4))
+    out = np.empty((6, 4))
+    for _ in range(2):
+        assert einplan.matmul(a, b, out=out) is out
+        np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    key = _key("...ik,...kj->...ij", a, b, out=out) + ((None, "K", "same_kind", True),)
+    assert key in api._fast
+    # same layout, other options: other entries, numpy's semantics each time
+    out32 = np.empty((6, 4), np.float32)
+    with pytest.raises(TypeError):
+        einplan.einsum("ij,jk->ik", a, b, out=out32)                      # safe casting
+    for _ in range(2):
+        einplan.einsum("ij,jk->ik", a, b, out=out32, casting="same_kind")
+        np.testing.assert_allclose(out32, a @ b, rtol=1e-5)
+    for _ in range(2):
+        r = einplan.einsum("ij,jk->ik", a, b, order="F")
+        assert r.flags.f_contiguous
+        r = einplan.einsum("ij,jk->ik", a, b, dtype=np.float32, casting="same_kind")
+        assert r.dtype == np.float32
+    # an explicit path list is not hashable: always the slow path, still right
+    path = ["einsum_path", (0, 1)]
+    for _ in range(2):
+        _same(einplan.einsum("ij,jk->ik", a, b, optimize=path), np.einsum("ij,jk->ik", a, b))
