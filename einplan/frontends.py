@@ -55,6 +55,10 @@ def _not_aligned(a, b, axis_a: int, axis_b: int) -> ValueError:
         f"{a.shape[axis_a]} (dim {axis_a}) != {b.shape[axis_b]} (dim {axis_b})")
 
 
+# the spec of two operands of 2+ dimensions depends on nothing else
+_MATMUL_SPECS = {(na, nb): "...ik,...kj->...ij" for na in range(2, 33) for nb in range(2, 33)}
+
+
 def matmul_spec(a, b) -> tuple[str, tuple]:
     """numpy.matmul as an einsum spec.
 
@@ -62,7 +66,11 @@ def matmul_spec(a, b) -> tuple[str, tuple]:
     the output), a 1-d b is a column (no j). Batch axes broadcast through the
     ellipsis; k must match exactly (einsum alone would broadcast k of size 1).
     """
-    a, b = np.asanyarray(a), np.asanyarray(b)
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
+        a, b = np.asanyarray(a), np.asanyarray(b)
+    spec = _MATMUL_SPECS.get((a.ndim, b.ndim))
+    if spec is not None and a.shape[-1] == b.shape[-2]:   # both >= 2-d, k matches
+        return spec, (a, b)
     for iop, op in enumerate((a, b)):
         if op.ndim == 0:
             raise ValueError(
