@@ -274,7 +274,7 @@ def test_schedule_merges_axes():
 def test_einplan_isa_env(force):
     """EINPLAN_ISA at import picks the copy kernels too."""
     if force not in ISAS:
-        pytest.skip(f"{force} not supported here")
+        pytest.skip(reason=f"{force} is not supported by this CPU")
     code = (
         "import numpy as np; from einplan import _native; K = _native._kernels\n"
         "x = np.arange(2 * 3 * 64, dtype=np.float32).reshape(3, 2, 64)\n"
