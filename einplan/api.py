@@ -8,9 +8,10 @@ sums, never the result's shape or dtype.
 
 Hot path: a call on plain ndarrays (and a plain ndarray ``out=``, if any)
 is looked up by (subscripts, shapes, strides, dtypes, alignment, and the
-options when they are not the defaults) in a small dict that maps straight to the cached plan and
-a prepared runner, skipping the parse and the operand description (numpy.einsum's optimizer was turned off by default
-because planning cost 10-30x on small arrays: einplan must not pay it).
+options when they are not the defaults) in a small dict that maps straight
+to the cached plan and a prepared runner, skipping the parse and the operand
+description (numpy.einsum's optimizer was turned off by default because
+planning cost 10-30x on small arrays: einplan must not pay it).
 """
 from __future__ import annotations
 
@@ -67,9 +68,11 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         # casting='same_kind' on every call); an explicit path list cannot
         opts = (dtype, order, casting, optimize)
         try:
-            key = key + (opts,) if hash(opts) is not None else None
+            hash(opts)
         except TypeError:
             key = None
+        else:
+            key = key + (opts,)
     if key is not None:
         hit = _fast.get(key)
         if hit is not None:

@@ -102,6 +102,8 @@ def _copy_text(sc) -> str:
     if sc["threads"] > 1:
         text += f"; {sc['threads']} threads, each a contiguous range of the outer loops"
     return f"ep_copy: {text}"
+
+
 _N_REAL_GEMMS = {"": 1, "cc": 4, "cr": 2, "rc": 2, "rr": 1}
 
 # -- JSON schema ---------------------------------------------------------------
@@ -819,7 +821,8 @@ class _Builder:
                            for ax in g.axes] for r, g in groups.items()},
             "shape_mnk": {"batch": NB, "m": M, "n": N, "k": K},
             "merges": merges, "not_merged": breaks, "panel_loops": panel_loops,
-            "loop_alternative": alt, "orientation": orient, "kernel": kernel, "cost": cost, "text": text,
+            "loop_alternative": alt, "orientation": orient, "kernel": kernel, "cost": cost,
+            "text": text,
         }
 
     def break_desc(self, br, group, holder_strides):
