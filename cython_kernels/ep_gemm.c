@@ -431,7 +431,6 @@ static int ep_small_ok(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 {
     const ep_groups_t *g = d->g;
     int fp32 = d->dtype == EP_FLOAT32;
-    (void)M;
     if ((fp32 ? !u->ssmm : !u->dsmm) || d->b_packed || ep_always_pack())
         return 0;
     if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 || M > INT_MAX)

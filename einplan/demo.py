@@ -27,16 +27,9 @@ RULE = "-" * 78
 def _median_time(fn, runs, budget_s):
     # OpenBLAS' and OpenMP's worker threads spin ~0.1 s after a call: let the
     # previous row's threads go idle so they do not compete with this one
+    from .explain import time_calls
     time.sleep(0.2)
-    fn()  # warm-up (plan cache, packing workspace, thread team)
-    times = []
-    t_start = time.perf_counter()
-    while len(times) < runs:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        if time.perf_counter() - t_start > budget_s and len(times) >= 2:
-            break
+    times = time_calls(fn, runs, 2, budget_s)
     return float(np.median(times)), len(times)
 
 

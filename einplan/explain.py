@@ -85,6 +85,26 @@ _KIND_TEXT = {
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+def time_calls(fn, max_runs, min_runs, budget_s, long_call_s=None) -> list:
+    """Wall times of up to ``max_runs`` calls of ``fn`` after one warm-up
+    call (plan cache, packing workspace, thread team); stops early once
+    ``min_runs`` are done and ``budget_s`` is spent, or after 3 calls when
+    the first took over ``long_call_s``.  Shared by measured explains and
+    the demo."""
+    fn()
+    times = []
+    t_start = time.perf_counter()
+    while len(times) < max_runs:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        if len(times) >= min_runs and time.perf_counter() - t_start > budget_s:
+            break
+        if long_call_s is not None and times[0] > long_call_s and len(times) >= 3:
+            break
+    return times
+
+
 def _copy_text(sc) -> str:
     """One line on what ep_copy does (its schedule, from copy_schedule)."""
     if sc is None:
@@ -1158,17 +1178,7 @@ def _measure(spec, ops, out_op, options, data, min_runs=5, max_runs=25, budget_s
     def run():
         return einsum(subs, *arrays, out=out, **kw)
 
-    run()  # warm-up: plan cache, packing workspace, thread team
-    times = []
-    t_start = time.perf_counter()
-    while len(times) < max_runs:
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-        if len(times) >= min_runs and time.perf_counter() - t_start > budget_s:
-            break
-        if times[0] > 1.0 and len(times) >= 3:
-            break
+    times = time_calls(run, max_runs, min_runs, budget_s, long_call_s=1.0)
     med = float(np.median(times))
     try:
         load = os.getloadavg()[0]

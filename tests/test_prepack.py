@@ -475,30 +475,21 @@ def test_variable_with_other_strides(dtype, bs):
     _check(p(A), ref, dtype, 40)
 
 
-def test_variable_other_strides_batched_constant():
+@pytest.mark.parametrize("spec,a_shape,w_shape,dtype,packed", [
+    ("bij,bjk->bik", (4, 5, 20), (4, 20, 30), np.float64, True),     # batched constant
+    ("bij,jk->bik", (3, 7, 40), (40, 30), np.complex128, False),     # copied (complex) path
+], ids=["batched-constant", "copied-path"])
+def test_variable_other_strides(spec, a_shape, w_shape, dtype, packed):
     rng = np.random.default_rng(16)
-    B = _rand(rng, (4, 20, 30), np.float64)
-    A = _rand(rng, (4, 5, 20), np.float64)
-    p = einplan.plan("bij,bjk->bik", (4, 5, 20), B, constants=[1])
-    assert p.packed is not None
-    ref = np.einsum("bij,bjk->bik", A, B)
+    W = _rand(rng, w_shape, dtype)
+    A = _rand(rng, a_shape, dtype)
+    p = einplan.plan(spec, a_shape, W, constants=[1])
+    assert (p.packed is not None) == packed
+    ref = np.einsum(spec, A, W)
     for name, V in _variants(A):
         if V is None:
             continue
-        _check(p(V), ref, np.float64, 20)
-
-
-def test_variable_other_strides_copied_path():
-    rng = np.random.default_rng(17)
-    W = _rand(rng, (40, 30), np.complex128)
-    A = _rand(rng, (3, 7, 40), np.complex128)
-    p = einplan.plan("bij,jk->bik", (3, 7, 40), W, constants=[1])
-    assert p.packed is None
-    ref = np.einsum("bij,jk->bik", A, W)
-    for name, V in _variants(A):
-        if V is None:
-            continue
-        _check(p(V), ref, np.complex128, 40)
+        _check(p(V), ref, dtype, a_shape[-1])
 
 
 def test_unaligned_variable():

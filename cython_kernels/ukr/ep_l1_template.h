@@ -87,7 +87,8 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 // the 32 vector registers; leftover rows take tiles of 4, 2 and 1 rows, so no
 // row is computed twice.  Zen 4, 2026-11-21, ~8 MFLOP of batches per call,
 // 1 thread, ratio to numpy.matmul before / after (the old kernel: 4 rows,
-// up to 4 vectors chosen at run time): f32 16^3 0.86 / see ep_gemm.c.
+// up to 4 vectors chosen at run time; asv_benchmarks/smm_table.py): f32
+// 16^3 0.76 / 1.31, 32^3 0.64 / 0.99; f64 16^3 0.73 / 1.06, 64^3 0.65 / 1.02.
 #ifdef V_MASK_STOREU
 #define EP_SMM_MAXV 8
 
@@ -140,12 +141,12 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
             EP_L1(smm_tile)((R), (NV), last, k, a + i * rsa, rsa, csa, b,     \
                             rsb, c + i * rsc, rsc, alpha, beta);              \
         if ((R) > 4 && i + 4 <= m) {                                          \
-            EP_L1(smm_tile)((R) > 4 ? 4 : 1, (NV), last, k, a + i * rsa, rsa, \
+            EP_L1(smm_tile)(4, (NV), last, k, a + i * rsa, rsa,               \
                             csa, b, rsb, c + i * rsc, rsc, alpha, beta);      \
             i += 4;                                                           \
         }                                                                     \
         if ((R) > 2 && i + 2 <= m) {                                          \
-            EP_L1(smm_tile)((R) > 2 ? 2 : 1, (NV), last, k, a + i * rsa, rsa, \
+            EP_L1(smm_tile)(2, (NV), last, k, a + i * rsa, rsa,               \
                             csa, b, rsb, c + i * rsc, rsc, alpha, beta);      \
             i += 2;                                                           \
         }                                                                     \
