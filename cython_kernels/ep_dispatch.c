@@ -114,8 +114,9 @@ int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
     if (!ep_isa_supported(isa)) return -1;
     const ep_ukr_set_t *s = ep_sets[isa];
     if (dtype == EP_FLOAT32)
-        s->sgemm(m, n, k, a, b, s->s_nr, c, rs_c, cs_c, (float)alpha, (float)beta);
+        s->sgemm(m, n, k, a, b, s->s_nr, c, rs_c, cs_c, (float)alpha, (float)beta,
+                 NULL);
     else
-        s->dgemm(m, n, k, a, b, s->d_nr, c, rs_c, cs_c, alpha, beta);
+        s->dgemm(m, n, k, a, b, s->d_nr, c, rs_c, cs_c, alpha, beta, NULL);
     return 0;
 }

@@ -90,21 +90,30 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                             kern = u->NARROW_FN[q];
                             break;
                         }
+                    // the next packed B micro-panel, fetched a slice per call
+                    // (ep_ukr.h: b_next); NULL past its end or when it is B itself
+                    const char *b_next =
+                        jr + 1 < jr1 && !EP_DIRECT_B(sh, jr + 1, nc, NR)
+                            ? (const char *)(bp + (jr + 1) * NR * kc) : NULL;
+                    const size_t next_bytes = (size_t)NR * kc * sizeof(T);
+                    const size_t slice = (size_t)(kc / 8) * 64;
                     for (ep_dim_t ir = 0; ir < mpanel; ir++) {  // ir: MR of m
                         ep_dim_t i0 = ir * MR;
                         int mr = (int)(mc - i0 < MR ? mc - i0 : MR);
+                        const char *pf = b_next && (size_t)ir * slice < next_bytes
+                                             ? b_next + (size_t)ir * slice : NULL;
                         ep_inc_t rs = tb->mbs_c[ir];
                         const T *api = ap + ir * MR * kc;
                         T *cij = c + tb->moff_c[i0] + sh->noff_c[j0];
                         if (rs != EP_IRREGULAR && cs != EP_IRREGULAR) {
                             // full or edge tile: the kernel stores mr x nr
                             kern(mr, nr, kc, api, bpj, ldb, cij, rs, cs, alpha,
-                                 beta_pc);
+                                 beta_pc, pf);
                             continue;
                         }
                         // scattered tile: through a private tile
                         u->UKR_FIELD(MR, NR, kc, api, bpj, ldb, ct, NR, 1, alpha,
-                                     (T)0);      // full tile: ct is MR x NR
+                                     (T)0, pf);  // full tile: ct is MR x NR
                         for (int i = 0; i < mr; i++) {
                             T *ci = c + tb->moff_c[i0 + i];
                             for (int j = 0; j < nr; j++) {

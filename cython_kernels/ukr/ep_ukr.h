@@ -1,6 +1,6 @@
 // ep_ukr.h -- THE micro-kernel contract (cf. BLIS docs/KernelsHowTo.md).
 //
-//   void ukr(m, n, k, a, b, ldb, c, rs_c, cs_c, alpha, beta)
+//   void ukr(m, n, k, a, b, ldb, c, rs_c, cs_c, alpha, beta, b_next)
 //
 //   c(i, j) = alpha * sum_p a[p*MR + i] * b[p*ldb + j] + beta * c(i, j)
 //   for 0 <= i < m <= MR, 0 <= j < n <= NR, where c(i, j) = c[i*rs_c + j*cs_c].
@@ -18,6 +18,9 @@
 //   handled by the caller through a private tile.
 // - beta == 0 never reads C: C may hold NaN or garbage.
 // - k may be 0 (then c = beta * c, or 0 when beta == 0).
+// - b_next (may be NULL) is a prefetch hint, never read for the result: the
+//   kernel fetches one cache line from it every 8 k steps, kc/8 lines in all
+//   (the caller hands each call its slice of the next micro-panel of B).
 // - The vectors run along n (j): the kernel is fastest with cs_c == 1, so the
 //   planner orients each step to put C's unit stride in the n group.
 #ifndef EP_UKR_H
@@ -27,10 +30,10 @@
 
 typedef void (*ep_sgemm_ukr_fn)(int m, int n, ep_dim_t k, const float *a, const float *b,
                                 ep_inc_t ldb, float *c, ep_inc_t rs_c, ep_inc_t cs_c,
-                                float alpha, float beta);
+                                float alpha, float beta, const void *b_next);
 typedef void (*ep_dgemm_ukr_fn)(int m, int n, ep_dim_t k, const double *a, const double *b,
                                 ep_inc_t ldb, double *c, ep_inc_t rs_c, ep_inc_t cs_c,
-                                double alpha, double beta);
+                                double alpha, double beta, const void *b_next);
 
 // Level-1 kernels of the GEMV path (ep_l1_template.h has the contract).
 typedef void (*ep_sdot4_fn)(ep_dim_t k, const float *x, const float *a0,

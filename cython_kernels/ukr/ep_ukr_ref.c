@@ -6,8 +6,10 @@
 #define EP_REF_UKR(NAME, T, MR, NR)                                           \
     void NAME(int m, int n, ep_dim_t k, const T *restrict a,                  \
               const T *restrict b,                                            \
-              ep_inc_t ldb, T *restrict c, ep_inc_t rs_c, ep_inc_t cs_c, T alpha, T beta)   \
+              ep_inc_t ldb, T *restrict c, ep_inc_t rs_c, ep_inc_t cs_c, T alpha,      \
+              T beta, const void *b_next)                                     \
     {                                                                         \
+        (void)b_next;                                                         \
         T acc[MR][NR] = {{0}};                                                \
         for (ep_dim_t p = 0; p < k; p++, a += MR, b += ldb)                   \
             for (int i = 0; i < MR; i++)                                      \
@@ -44,13 +46,13 @@ EP_REF_UKR(ep_dgemm_ukr_ref_4x8, double, 4, 8)
 #include "ep_l1_template.h"
 
 void ep_sgemm_ukr_avx512_8x48(int, int, ep_dim_t, const float *, const float *, ep_inc_t, float *,
-                              ep_inc_t, ep_inc_t, float, float);
+                              ep_inc_t, ep_inc_t, float, float, const void *);
 void ep_dgemm_ukr_avx512_8x24(int, int, ep_dim_t, const double *, const double *, ep_inc_t,
-                              double *, ep_inc_t, ep_inc_t, double, double);
+                              double *, ep_inc_t, ep_inc_t, double, double, const void *);
 void ep_sgemm_ukr_avx2_6x16(int, int, ep_dim_t, const float *, const float *, ep_inc_t, float *,
-                            ep_inc_t, ep_inc_t, float, float);
+                            ep_inc_t, ep_inc_t, float, float, const void *);
 void ep_dgemm_ukr_avx2_6x8(int, int, ep_dim_t, const double *, const double *, ep_inc_t, double *,
-                           ep_inc_t, ep_inc_t, double, double);
+                           ep_inc_t, ep_inc_t, double, double, const void *);
 
 #define EP_L1_DECL(ISA)                                                       \
     void ep_sdot4_##ISA(ep_dim_t, const float *, const float *, const float *, \
@@ -63,13 +65,17 @@ void ep_dgemm_ukr_avx2_6x8(int, int, ep_dim_t, const double *, const double *, e
     void ep_saxpy_##ISA(ep_dim_t, float, const float *, float *);              \
     void ep_daxpy_##ISA(ep_dim_t, double, const double *, double *);
 void ep_sgemm_ukr_avx512_8x16(int, int, ep_dim_t, const float *, const float *,
-                              ep_inc_t, float *, ep_inc_t, ep_inc_t, float, float);
+                              ep_inc_t, float *, ep_inc_t, ep_inc_t, float, float,
+                              const void *);
 void ep_sgemm_ukr_avx512_8x32(int, int, ep_dim_t, const float *, const float *,
-                              ep_inc_t, float *, ep_inc_t, ep_inc_t, float, float);
+                              ep_inc_t, float *, ep_inc_t, ep_inc_t, float, float,
+                              const void *);
 void ep_dgemm_ukr_avx512_8x8(int, int, ep_dim_t, const double *, const double *,
-                             ep_inc_t, double *, ep_inc_t, ep_inc_t, double, double);
+                             ep_inc_t, double *, ep_inc_t, ep_inc_t, double, double,
+                             const void *);
 void ep_dgemm_ukr_avx512_8x16(int, int, ep_dim_t, const double *, const double *,
-                              ep_inc_t, double *, ep_inc_t, ep_inc_t, double, double);
+                              ep_inc_t, double *, ep_inc_t, ep_inc_t, double, double,
+                             const void *);
 void ep_ssmm_avx512(int, int, ep_dim_t, const float *, ep_inc_t, ep_inc_t,
                     const float *, ep_inc_t, float *, ep_inc_t, float, float);
 void ep_dsmm_avx512(int, int, ep_dim_t, const double *, ep_inc_t, ep_inc_t,
