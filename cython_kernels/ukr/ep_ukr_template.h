@@ -71,22 +71,17 @@ void UKR_NAME(int m, int n, ep_dim_t k, const UKR_T *restrict a,
     for (int i = 0; i < UKR_MR; i++)
         EP_UKR_PREFETCH_C_ROW(c + i * rs_c, cs_c, 2);
 
-    // Eight k steps per pass, and one line of the caller's slice of the next
-    // B micro-panel: it then waits in L2, not L3, for its first use.
+    // Every 8 k steps, one line of the caller's slice of the next B
+    // micro-panel: it then waits in L2, not L3, for its first use.  (A
+    // nested loop of 8 steps made GCC spill a B vector to the stack.)
     ep_dim_t k_main = k > EP_UKR_PREFETCH_C_LATE ? k - EP_UKR_PREFETCH_C_LATE : 0;
     const char *pf_b = (const char *)b_next;
     ep_dim_t p = 0;
-    for (; p + 8 <= k_main; p += 8) {
-        if (pf_b) {
-            __builtin_prefetch(pf_b, 0, 3);
-            pf_b += 64;
-        }
-#pragma GCC unroll 8
-        for (int u = 0; u < 8; u++)
-            EP_UKR_STEP();
-    }
-    for (; p < k_main; p++)
+    for (; p < k_main; p++) {
+        if (pf_b && (p & 7) == 0)
+            __builtin_prefetch(pf_b + (p >> 3) * 64, 0, 3);
         EP_UKR_STEP();
+    }
     for (int q = 0; p < k; p++, q++) {
         if (q < UKR_MR)
             EP_UKR_PREFETCH_C_ROW(c + q * rs_c, cs_c, 3);
