@@ -163,6 +163,8 @@ static void *ep_workspace(size_t bytes)
     return ep_ws_ptr;
 }
 
+#define EP_MBLOCK_COUNTERS 64
+
 // What the threads of one GEMM share: the packed B panel and the n and k
 // scatter vectors (written by thread 0, read by all after a barrier).
 typedef struct {
@@ -172,7 +174,35 @@ typedef struct {
     ep_inc_t ks_a, ks_b;
     int direct_b;        // m is small: read full B panels in place
     ep_dim_t packed_b_per;   // elements per batch index of prepacked B
+    // MC blocks of m taken so far from each thread's own range (one cache
+    // line each): see ep_claim_mblock
+    struct { ep_dim_t taken; char pad[64 - sizeof(ep_dim_t)]; }
+        mblocks[EP_MBLOCK_COUNTERS];
 } ep_shared_t;
+
+// The next MC block of m for thread tid, or -1 when none is left.  Each
+// thread owns an equal range of the nblk blocks and takes its own first, in
+// order, so equally fast threads compute the same rows call after call (the
+// C rows stay in their caches); a thread done early takes blocks from the
+// front of the others' ranges, so one slowed down (its core lent to another
+// process a while) does not hold the other up at the barrier.  Every block
+// is claimed once, by an atomic add; which thread computes it does not
+// change its result.
+static ep_dim_t ep_claim_mblock(ep_shared_t *sh, int tid, int nt,
+                                ep_dim_t nblk)
+{
+    int nr = nt < EP_MBLOCK_COUNTERS ? nt : EP_MBLOCK_COUNTERS;
+    for (int s = 0; s < nr; s++) {
+        int owner = (tid + s) % nr;
+        ep_dim_t lo = nblk * owner / nr, hi = nblk * (owner + 1) / nr;
+        if (lo + __atomic_load_n(&sh->mblocks[owner].taken, __ATOMIC_RELAXED) >= hi)
+            continue;                               // spent: no atomic add
+        ep_dim_t i = __atomic_fetch_add(&sh->mblocks[owner].taken, 1,
+                                        __ATOMIC_RELAXED);
+        if (lo + i < hi) return lo + i;
+    }
+    return -1;
+}
 
 // When m has at most this many rows, each element of B is used by so few
 // micro-tiles that packing it costs more than it saves: full NR-wide

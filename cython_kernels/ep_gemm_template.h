@@ -33,6 +33,8 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             if (tid == 0) {
                 ep_scatter(&d->g->k, EP_K_A, pc, kc, sh->koff_a);
                 ep_scatter(&d->g->k, EP_K_B, pc, kc, sh->koff_b);
+                for (int t = 0; t < nt && t < EP_MBLOCK_COUNTERS; t++)
+                    sh->mblocks[t].taken = 0;   // read after the barriers below
                 sh->ks_a = ep_regular_stride(sh->koff_a, kc);
                 sh->ks_b = ep_regular_stride(sh->koff_b, kc);
             }
@@ -52,24 +54,25 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                                    sh->koff_b, sh->ks_b, jp, jp + 1, bp);
             EP_BARRIER(nt);
 
-            // m large: each thread takes an equal range of MR panels (to
-            // the panel: 11 blocks over 2 threads would idle one 9% of the
-            // time) and packs its own A blocks; m small: every thread packs
-            // each A block and takes an equal slice of the jr loop, so B is
-            // streamed once, not once per thread
+            // m large: the MR panels of m are cut into MC blocks, equal to
+            // the panel and a multiple of nt of them, which the threads
+            // claim (ep_claim_mblock), each packing its own A.  m small:
+            // every thread packs each A block and takes an equal slice of
+            // the jr loop, so B is streamed once, not once per thread.
             ep_dim_t mpanels = (M + MR - 1) / MR;
             int split_ic = mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS;  // EP_LOOP_M
             ep_dim_t jr0 = split_ic ? 0 : npanel * tid / nt;
             ep_dim_t jr1 = split_ic ? npanel : npanel * (tid + 1) / nt;
-            ep_dim_t m_lo = split_ic ? mpanels * tid / nt * MR : 0;
-            ep_dim_t m_hi = split_ic ? mpanels * (tid + 1) / nt * MR : M;
-            if (m_hi > M) m_hi = M;
-            // even MC blocks over this thread's range: no thin last block
-            ep_dim_t nblk = (m_hi - m_lo + bk->mc - 1) / bk->mc;
-            ep_dim_t mc_t = nblk ? (m_hi - m_lo + nblk - 1) / nblk : bk->mc;
-            mc_t = (mc_t + MR - 1) / MR * MR;
-            for (ep_dim_t ic = m_lo; ic < m_hi; ic += mc_t) {  // ic: MC of m (L2)
-                ep_dim_t mc = m_hi - ic < mc_t ? m_hi - ic : mc_t;
+            ep_dim_t nblk = (M + bk->mc - 1) / bk->mc;
+            if (split_ic) nblk = (nblk + nt - 1) / nt * nt;
+            for (ep_dim_t q = 0;; q++) {                   // ic: MC of m (L2)
+                ep_dim_t blk = split_ic && nt > 1 ? ep_claim_mblock(sh, tid, nt, nblk) : q;
+                if (blk < 0 || blk >= nblk) break;
+                ep_dim_t ic = mpanels * blk / nblk * MR;
+                ep_dim_t ic_end = mpanels * (blk + 1) / nblk * MR;
+                if (ic_end > M) ic_end = M;
+                ep_dim_t mc = ic_end - ic;
+                if (mc <= 0) continue;
                 ep_dim_t mpanel = (mc + MR - 1) / MR;
                 ep_scatter(&d->g->m, EP_M_A, ic, mc, tb->moff_a);
                 ep_scatter(&d->g->m, EP_M_C, ic, mc, tb->moff_c);

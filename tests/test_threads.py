@@ -88,6 +88,23 @@ def test_thread_count_does_not_change_results(restore_threads):
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_claimed_m_blocks_cover_m_once(restore_threads, dtype):
+    # m in several MC blocks claimed by the threads, k in several KC passes
+    # that add into C: a block computed twice or skipped would show
+    m, k, n = 1000, 2000, 200
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((m, k)).astype(dtype)
+    B = rng.standard_normal((k, n)).astype(dtype)
+    out = []
+    for t in (1, 2, 3):
+        einplan.set_num_threads(t)
+        out.append(einplan.matmul(A, B))
+    tol = 1e-3 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(out[0], A.astype(np.float64) @ B, rtol=tol, atol=tol * 50)
+    assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
+
+
 @needs_omp
 @pytest.mark.parametrize("dtype,m,n,nb", [(np.float32, 1000, 40, 1), (np.float64, 997, 64, 1),
                                           (np.float32, 50, 16, 40), (np.float64, 3001, 9, 1)])
