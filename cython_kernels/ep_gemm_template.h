@@ -45,13 +45,14 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             // pack the kc x nc panel of B, micro-panels shared out; panels
             // the kernel can read in place (sh->direct_b) are skipped
             ep_dim_t jp0 = npanel * tid / nt, jp1 = npanel * (tid + 1) / nt;
-            if (!bpre && !sh->direct_b)
+            if (!bpre && !sh->direct_b)         // the whole range in one sweep
                 EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b,
                                sh->koff_b, sh->ks_b, jp0, jp1, bp);
-            for (ep_dim_t jp = jp0; !bpre && sh->direct_b && jp < jp1; jp++)
-                if (!EP_DIRECT_B(sh, jp, nc, NR))
-                    EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b,
-                                   sh->koff_b, sh->ks_b, jp, jp + 1, bp);
+            else if (!bpre)
+                for (ep_dim_t jp = jp0; jp < jp1; jp++)
+                    if (!EP_DIRECT_B(sh, jp, nc, NR))
+                        EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b,
+                                       sh->koff_b, sh->ks_b, jp, jp + 1, bp);
             EP_BARRIER(nt);
 
             // m large: the MR panels of m are cut into MC blocks, equal to
