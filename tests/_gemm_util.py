@@ -119,3 +119,11 @@ def outside_mask(C, big):
             idx = idx + (np.arange(C.shape[ax]) * s).reshape(sh)
         mask[idx.ravel()] = False
     return mask
+
+
+def smm_in_use(dtype=np.float32):
+    """Whether the kernel set in use has the in-place small-GEMM (smm) kernels:
+    asks ep_gemm_schedule where it would send 500 GEMMs of 8 x 8 x 8."""
+    from einplan import _native
+    groups = (((8, 8, 8),), ((8, 1, 1),), ((8, 1, 8),), ((500, 64, 64, 64),))
+    return _native.prepare_gemm(dtype, *groups).schedule(nthreads=2)["path"] == "smm"

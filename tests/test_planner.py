@@ -216,18 +216,20 @@ def test_plan_is_frozen_and_printable():
 # ---------------------------------------------------------------- panel loops
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
 def test_straddling_n_axis_runs_as_a_batch_loop(dtype):
-    """acb,cd->adb: n = (a, b) cannot merge; b = 256 is not a multiple of NR
-    (48 / 24), so 'a' becomes a batch loop (W read with stride 0) instead of
-    NR panels straddling every run of b."""
+    """acb,cd->adb: n = (a, b) cannot merge; b (>= 128) is not a multiple of
+    the kernel's NR, so 'a' becomes a batch loop (W read with stride 0) instead
+    of NR panels straddling every run of b."""
+    nr = _native.tile(np.dtype(dtype).type(0).real.dtype)[1]
+    b = nr * (128 // nr + 1) + nr // 2
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((3, 20, 256)).astype(dtype)
+    a = rng.standard_normal((3, 20, b)).astype(dtype)
     w = rng.standard_normal((20, 7)).astype(dtype)
     res = einplan.einsum("acb,cd->adb", a, w)
     np.testing.assert_allclose(res, np.einsum("acb,cd->adb", a, w), rtol=1e-4, atol=1e-4)
     d = einplan.explain("acb,cd->adb", a, w).to_dict()
     step = d["steps"][0]
     assert [(p["role"], p["labels"]) for p in step["panel_loops"]] == [("n", "a")]
-    assert step["shape_mnk"] == {"batch": 3, "m": 7, "n": 256, "k": 20}
+    assert step["shape_mnk"] == {"batch": 3, "m": 7, "n": b, "k": 20}
     assert "straddle" in str(einplan.explain("acb,cd->adb", a, w))
 
 
