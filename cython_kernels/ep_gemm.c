@@ -465,6 +465,24 @@ static int ep_small_ok(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         return 0;
     if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 || M > INT_MAX)
         return 0;
+    // AVX2 (16 registers, 3-vector blocks): each tile of R rows streams the
+    // K x block of B; from L2 that loses to packing.  Zen 3, 2026-11-23,
+    // 1 thread, ratio to numpy.matmul smm / packed: f32 10000x512x32
+    // 0.84 / 1.08, f64 10000x512x32 0.83 / 1.12, f32 256x4096x64 0.47 /
+    // 0.81; with B in L1 smm wins: 976 x 16^3 1.62 / 0.49, 15 x 64^3
+    // 0.82 / 0.72.  Passes over k with B's block in L1 read A and C
+    // several times and lose more (f32 10000x512x32 0.50).
+    int l1_cols = fp32 ? u->smm_l1_cols_s : u->smm_l1_cols_d;
+    if (l1_cols) {
+        static ep_dim_t l1d = -1;      // the same value from any thread
+        if (l1d < 0) {
+            ep_dim_t l2, l3, v;
+            ep_cache_sizes(&v, &l2, &l3);
+            l1d = v > 0 ? v : 32 << 10;
+        }
+        ep_dim_t cols = N < l1_cols ? N : l1_cols;
+        if (K * cols * (fp32 ? 4 : 8) > l1d / 2) return 0;
+    }
     return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
            g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
 }

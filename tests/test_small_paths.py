@@ -6,6 +6,10 @@ import pytest
 
 from einplan import _native
 
+# the widest n each kernel set's smm kernels take (8 vectors)
+SMM_MAX_N = {"avx512": {np.float32: 128, np.float64: 64},
+             "avx2": {np.float32: 64, np.float64: 32}}
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 80,
@@ -28,8 +32,8 @@ def test_batched_small_gemm(dtype, n, m, k):
     b_g = [(nb, A.strides[0] // it, B.strides[0] // it, Cbuf.strides[0] // it)]
     ref = np.matmul(A.astype(np.float64), B)
     call = _native.prepare_gemm(dtype, m_g, n_g, k_g, b_g)
-    smm_max_n = {np.float32: 128, np.float64: 64}[dtype]
-    if _native.isa() == "avx512":          # the path under test is taken
+    smm_max_n = SMM_MAX_N.get(_native.isa(), {}).get(dtype)
+    if smm_max_n:                          # the path under test is taken
         want = "gemv" if 1 in (m, n) else "smm" if n <= smm_max_n else "gemm"
         assert call.schedule()["path"] == want, call.schedule()
     _native.gemm(A, B, C, m_g, n_g, k_g, b_g, 1.0, 0.0)        # beta 0 over NaN
@@ -39,6 +43,34 @@ def test_batched_small_gemm(dtype, n, m, k):
     _native.gemm(A, B, C, m_g, n_g, k_g, b_g, 2.0, 1.0)        # C = 2 AB + C
     np.testing.assert_allclose(C, 3 * ref, **tol)
     assert np.isnan(Cbuf[:, :, n:]).all(), "wrote outside C"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avx2_smm_keeps_b_in_l1(dtype):
+    """With 16 registers the smm tiles stream their block of B once per few
+    rows: AVX2 takes smm only while that K x block fits half of L1d, and
+    packs beyond (AVX-512 takes smm at any k)."""
+    if "avx2" not in _native.available_isas():
+        pytest.skip("the CPU has no AVX2")
+    old = _native.isa()
+    _native.set_isa("avx2")
+    try:
+        l1d = _native.kernel_config()["caches"]["l1d"] or 32768
+        it = np.dtype(dtype).itemsize
+        cols = {4: 24, 8: 12}[it]                    # 3 vectors per block
+        paths = {}
+        for k in (l1d // 2 // (cols * it), l1d // 2 // (cols * it) + 1):
+            rng = np.random.default_rng(k)
+            A = rng.standard_normal((40, k)).astype(dtype)
+            B = rng.standard_normal((k, 32)).astype(dtype)
+            C = np.empty((40, 32), dtype)
+            g = ([(40, k, 32)], [(32, 1, 1)], [(k, 1, 32)])
+            paths[k] = _native.prepare_gemm(dtype, *g).schedule()["path"]
+            _native.gemm(A, B, C, *g)
+            np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-3)
+        assert list(paths.values()) == ["smm", "gemm"], paths
+    finally:
+        _native.set_isa(old)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

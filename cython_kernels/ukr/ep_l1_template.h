@@ -77,20 +77,29 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 
 // smm: small C = alpha * A B + beta * C read in place (no packing), for
 // batches of tiny matrices ("bij,bjk->bik" with 4x4 .. 64x64 blocks), where
-// packing and the 8 x NR micro-tile cost more than the arithmetic.  B and C
+// packing and the MR x NR micro-tile cost more than the arithmetic.  B and C
 // rows must be contiguous (n stride 1), n <= EP_SMM_MAXV vectors.
 //
 // The register tile is R rows x NV vectors with both constant: smm_tile is
 // inlined once per (R, NV), so the k loop has no branches and the
-// accumulators stay in registers.  R is chosen per NV so that R * NV
-// independent FMA chains cover the 4-cycle FMA latency (at least 8) within
-// the 32 vector registers; leftover rows take tiles of 4, 2 and 1 rows, so no
+// accumulators stay in registers.  R is the most rows whose R * NV
+// accumulators, NV vectors of B and one broadcast fit the ISA's
+// EP_SMM_VREGS vector registers (at most 8): R * NV independent FMA chains
+// cover the FMA latency.  Wider rows run as blocks of at most EP_SMM_BLOCKV
+// vectors (4 with 32 registers: 6 x 4 tiles; 3 with 16: 4 x 3 tiles, as
+// 2 x 4 tiles would leave 8 chains and 6 loads per 8 FMAs).  Leftover rows take tiles of 4, 2 and 1 rows, so no
 // row is computed twice.  Zen 4, 2026-11-21, ~8 MFLOP of batches per call,
 // 1 thread, ratio to numpy.matmul before / after (the old kernel: 4 rows,
 // up to 4 vectors chosen at run time; asv_benchmarks/smm_table.py): f32
 // 16^3 0.76 / 1.31, 32^3 0.64 / 0.99; f64 16^3 0.73 / 1.06, 64^3 0.65 / 1.02.
-#ifdef V_MASK_STOREU
+//
+// The ISA file supplies the partial vector at the end of a row of B and C:
+// EP_MASK_T, V_MASK_FIRST(t) (the first t lanes), V_MASK_LOADU (masked-off
+// lanes read as zero, never touching memory) and V_MASK_STOREU.
+#ifdef V_MASK_LOADU
 #define EP_SMM_MAXV 8
+#define EP_SMM_ROWS_FOR(NV) \
+    ((EP_SMM_VREGS - 1 - (NV)) / (NV) >= 8 ? 8 : (EP_SMM_VREGS - 1 - (NV)) / (NV))
 
 static inline __attribute__((always_inline)) void
 EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
@@ -122,13 +131,18 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
         UKR_T *cr = c + r * rsc;
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
-            EP_MASK_T mk = v == NV - 1 ? last : (EP_MASK_T)~0;
             // alpha == 1 (every einsum call): no multiply -- with k = 32 the
             // tile's 16 multiplies are 3% of its FMA cycles
             VEC res = alpha == (UKR_T)1 ? s[r][v] : V_MUL(va, s[r][v]);
-            if (beta != 0)                        // beta == 0 never reads C
-                res = V_FMA(vb, V_MASK_LOADU(cr + v * VL, mk), res);
-            V_MASK_STOREU(cr + v * VL, mk, res);
+            if (v < NV - 1) {
+                if (beta != 0)                    // beta == 0 never reads C
+                    res = V_FMA(vb, V_LOADU(cr + v * VL), res);
+                V_STOREU(cr + v * VL, res);
+            } else {
+                if (beta != 0)
+                    res = V_FMA(vb, V_MASK_LOADU(cr + v * VL, last), res);
+                V_MASK_STOREU(cr + v * VL, last, res);
+            }
         }
     }
 }
@@ -161,11 +175,11 @@ EP_L1(smm_cols)(int m, int nv, EP_MASK_T last, ep_dim_t k, const UKR_T *a,
                 ep_inc_t rsa, ep_inc_t csa, const UKR_T *b, ep_inc_t rsb,
                 UKR_T *c, ep_inc_t rsc, UKR_T alpha, UKR_T beta)
 {
-    switch (nv) {              // rows per tile: R * NV >= 8 accumulators
-    case 1: EP_SMM_ROWS(8, 1); break;
-    case 2: EP_SMM_ROWS(8, 2); break;
-    case 3: EP_SMM_ROWS(8, 3); break;
-    case 4: EP_SMM_ROWS(6, 4); break;
+    switch (nv) {
+    case 1: EP_SMM_ROWS(EP_SMM_ROWS_FOR(1), 1); break;
+    case 2: EP_SMM_ROWS(EP_SMM_ROWS_FOR(2), 2); break;
+    case 3: EP_SMM_ROWS(EP_SMM_ROWS_FOR(3), 3); break;
+    case 4: EP_SMM_ROWS(EP_SMM_ROWS_FOR(4), 4); break;
     default: break;
     }
 }
@@ -176,18 +190,21 @@ void EP_L1(smm)(int m, int n, ep_dim_t k, const UKR_T *a, ep_inc_t rsa,
 {
     int nv = (n + VL - 1) / VL;
     int tail = n - (nv - 1) * VL;
-    EP_MASK_T last = tail >= VL ? (EP_MASK_T)~0 : (EP_MASK_T)((1u << tail) - 1);
-    // more than 4 vectors: two blocks of columns (the first unmasked), so
-    // the tile's accumulators and its row of B stay in the 32 registers
-    if (nv > 4) {
-        int nv0 = (nv + 1) / 2;
-        EP_L1(smm_cols)(m, nv0, (EP_MASK_T)~0, k, a, rsa, csa, b, rsb, c, rsc,
-                        alpha, beta);
-        b += nv0 * VL;
-        c += nv0 * VL;
-        nv -= nv0;
+    EP_MASK_T last = V_MASK_FIRST(tail);
+    // more than EP_SMM_BLOCKV vectors: blocks of columns of near-equal width
+    // (all but the last unmasked), so that each block's tile still has 12+
+    // accumulators in the registers next to its row of B
+    for (int nblk = (nv + EP_SMM_BLOCKV - 1) / EP_SMM_BLOCKV; nblk > 1; nblk--) {
+        int nvb = (nv + nblk - 1) / nblk;
+        EP_L1(smm_cols)(m, nvb, V_MASK_FIRST(VL), k, a, rsa, csa, b, rsb, c,
+                        rsc, alpha, beta);
+        b += nvb * VL;
+        c += nvb * VL;
+        nv -= nvb;
     }
     EP_L1(smm_cols)(m, nv, last, k, a, rsa, csa, b, rsb, c, rsc, alpha, beta);
 }
 #undef EP_SMM_ROWS
+#undef EP_SMM_ROWS_FOR
+#undef EP_SMM_MAXV
 #endif

@@ -84,6 +84,10 @@ typedef struct {
     int s_narrow_nr[EP_NARROW], d_narrow_nr[EP_NARROW];
     ep_sgemm_ukr_fn s_narrow[EP_NARROW];
     ep_dgemm_ukr_fn d_narrow[EP_NARROW];
+    // columns of B one block of the smm kernel reads per k step, where that
+    // block must stay in L1d for smm to beat packing (k is then bounded by
+    // the L1d size); 0 where B streaming from L2 keeps up (any k)
+    int smm_l1_cols_s, smm_l1_cols_d;
 } ep_ukr_set_t;
 
 // Largest tile any kernel uses, for the stack tile of edge cases.

@@ -20,6 +20,15 @@
 #define V_ADD(a, b) _mm256_add_ps(a, b)
 #include "ep_ukr_template.h"
 
-// the GEMV path's level-1 kernels for the same ISA and dtype
+// the GEMV and smm paths' kernels for the same ISA and dtype; the smm
+// kernel masks the last vector of a row of B and C with vmaskmov (defined
+// here, after the micro-kernel, which stores its fringe through a tile)
+#define EP_MASK_T __m256i
+#define V_MASK_FIRST(t) \
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define V_MASK_LOADU(p, k) _mm256_maskload_ps(p, k)
+#define V_MASK_STOREU(p, k, v) _mm256_maskstore_ps(p, k, v)
+#define EP_SMM_VREGS 16
+#define EP_SMM_BLOCKV 3
 #define EP_L1(x) ep_s##x##_avx2
 #include "ep_l1_template.h"

@@ -19,6 +19,9 @@
 #define EP_MASK_T __mmask16
 #define V_MASK_LOADU(p, k) _mm512_maskz_loadu_ps(k, p)
 #define V_MASK_STOREU(p, k, v) _mm512_mask_storeu_ps(p, k, v)
+#define V_MASK_FIRST(t) ((__mmask16)((t) >= 16 ? 0xFFFFu : (1u << (t)) - 1))
+#define EP_SMM_VREGS 32
+#define EP_SMM_BLOCKV 4
 #define V_MUL(a, b) _mm512_mul_ps(a, b)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
 #include "ep_ukr_template.h"

@@ -80,6 +80,10 @@ void ep_ssmm_avx512(int, int, ep_dim_t, const float *, ep_inc_t, ep_inc_t,
                     const float *, ep_inc_t, float *, ep_inc_t, float, float);
 void ep_dsmm_avx512(int, int, ep_dim_t, const double *, ep_inc_t, ep_inc_t,
                     const double *, ep_inc_t, double *, ep_inc_t, double, double);
+void ep_ssmm_avx2(int, int, ep_dim_t, const float *, ep_inc_t, ep_inc_t,
+                  const float *, ep_inc_t, float *, ep_inc_t, float, float);
+void ep_dsmm_avx2(int, int, ep_dim_t, const double *, ep_inc_t, ep_inc_t,
+                  const double *, ep_inc_t, double *, ep_inc_t, double, double);
 EP_L1_DECL(ref)
 EP_L1_DECL(avx2)
 EP_L1_DECL(avx512)
@@ -94,8 +98,9 @@ const ep_ukr_set_t ep_ukr_set_generic = {
 #if defined(__x86_64__) || defined(_M_X64)
 const ep_ukr_set_t ep_ukr_set_avx2 = {
     EP_ISA_AVX2, "avx2", 6, 16, 6, 8,
-    ep_sgemm_ukr_avx2_6x16, ep_dgemm_ukr_avx2_6x8, EP_L1_FNS(avx2), NULL, NULL, 0, 0,
-    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}};
+    ep_sgemm_ukr_avx2_6x16, ep_dgemm_ukr_avx2_6x8, EP_L1_FNS(avx2),
+    ep_ssmm_avx2, ep_dsmm_avx2, 64, 32,
+    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}, 24, 12};
 const ep_ukr_set_t ep_ukr_set_avx512 = {
     EP_ISA_AVX512, "avx512", 8, 48, 8, 24,
     ep_sgemm_ukr_avx512_8x48, ep_dgemm_ukr_avx512_8x24, EP_L1_FNS(avx512),
