@@ -20,9 +20,13 @@
 from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum
 from .config import show_config
+from .scaled_update import contract
 from .explain import Report, explain, explain_call
 from .frontends import dot, inner, matmul, outer, tensordot, vdot
+from .patching import patch_numpy, patched, restore_numpy
 from .prepack import ContractPlan, plan
+from .profile import profile
+from .autoray_backend import register_autoray
 
 __version__ = "0.1.0"
 
@@ -41,4 +45,6 @@ _register_threadpoolctl()
 
 __all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
            "explain", "explain_call", "Report", "plan", "ContractPlan",
-           "isa", "show_config", "set_num_threads", "get_num_threads"]
+           "isa", "show_config", "set_num_threads", "get_num_threads",
+           "contract", "patch_numpy", "restore_numpy", "patched", "profile",
+           "register_autoray"]
