@@ -1,7 +1,7 @@
 """Real programs on einplan, at 1 thread: PySCF coupled cluster and a quimb PEPS norm.
 
     python docs/bench_clients.py                       # both benchmarks
-    python docs/bench_clients.py --only pyscf --cycles 2
+    python docs/bench_clients.py --only pyscf --cycles 2 --repeat 3
     python docs/bench_clients.py --only quimb
     einplan profile --compare docs/bench_clients.py --only pyscf --paths einplan --cycles 1
 
@@ -18,8 +18,10 @@ PySCF: RCCSD (``pyscf.cc.rccsd``, the einsum-based code) on benzene / cc-pVDZ,
 
 The energies after the same iterations must agree (printed, checked to 1e-8).
 quimb: the norm <P|P> of a random PEPS, contracted along one cotengra tree,
-with numpy and with einplan registered in autoray (cotengra's default numpy
-implementation, the one quimb uses, and implementation="autoray").
+with numpy and with einplan registered in autoray, for both of cotengra's numpy
+implementations: "cotengra" (its own reshape + matmul; the one quimb uses on
+plain numpy) and "autoray" (einsum / tensordot per step; quimb's default once
+``einplan.register_autoray()`` has run).
 
 Threads: every library is held to 1 thread (the environment variables below are
 set before numpy is imported).  Run with `nice -n 0` on a quiet machine.
@@ -110,18 +112,19 @@ def bench_quimb(side, bond, repeat):
     peps = qtn.PEPS.rand(side, side, bond_dim=bond, seed=7)
     tn = peps.H & peps
     arrays = [t.data for t in tn]
-    inputs = [t.inds for t in tn]
-    size_dict = {ix: d for t in tn for ix, d in zip(t.inds, t.shape)}
-    tree = ctg.array_contract_tree(inputs, (), size_dict, optimize="greedy")
+    t0 = time.perf_counter()
+    tree = tn.contraction_tree(optimize="auto-hq")     # quimb's default for a norm
     print(f"quimb PEPS norm {side}x{side}, bond {bond}: {len(arrays)} tensors, "
-          f"{tree.contraction_cost():.3g} flops (cotengra greedy tree)")
+          f"{tree.contraction_cost():.3g} flops, largest intermediate "
+          f"{tree.max_size():.3g} (cotengra auto-hq tree, found in "
+          f"{time.perf_counter() - t0:.0f} s)")
     runs = {}
 
     def run(label, impl, on_einplan):
         if on_einplan:
             einplan.register_autoray()
         try:
-            kw = {} if impl is None else {"implementation": impl}
+            kw = {"implementation": impl}
             tree.contract(arrays, **kw)                     # warm-up (plans, caches)
             t0 = time.perf_counter()
             val = tree.contract(arrays, **kw)
@@ -132,11 +135,11 @@ def bench_quimb(side, bond, repeat):
                 unregister_autoray()
     vals = {}
     for _ in range(repeat):
-        for impl in (None, "autoray"):
-            name = impl or "cotengra"
-            vals[f"numpy/{name}"] = run(f"numpy/{name}", impl, False)
-            vals[f"einplan/{name}"] = run(f"einplan/{name}", impl, True)
+        for impl in ("cotengra", "autoray"):
+            vals[f"numpy/{impl}"] = run(f"numpy/{impl}", impl, False)
+            vals[f"einplan/{impl}"] = run(f"einplan/{impl}", impl, True)
     med = {k: float(np.median(v)) for k, v in runs.items()}
+    print("  quimb's default after einplan.register_autoray() is implementation=autoray")
     for impl in ("cotengra", "autoray"):
         n, e = med[f"numpy/{impl}"], med[f"einplan/{impl}"]
         rel = abs(vals[f"einplan/{impl}"] - vals[f"numpy/{impl}"]) / abs(vals[f"numpy/{impl}"])
@@ -150,11 +153,12 @@ def main():
     ap.add_argument("--only", choices=["pyscf", "quimb"])
     ap.add_argument("--molecule", default="benzene", choices=sorted(MOLECULES))
     ap.add_argument("--basis", default="cc-pvdz")
-    ap.add_argument("--cycles", type=int, default=2, help="CC iterations per run")
+    ap.add_argument("--cycles", type=int, default=1,
+                    help="CC iterations per run (each repeats the same contractions)")
     ap.add_argument("--paths", default="pyscf,pytblis,einplan")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--peps", type=int, default=6, help="PEPS side")
-    ap.add_argument("--bond", type=int, default=4)
+    ap.add_argument("--bond", type=int, default=3)
     args = ap.parse_args()
     einplan.set_num_threads(1)
     try:

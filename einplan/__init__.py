@@ -16,6 +16,12 @@
         v
     cython_kernels/   pack A / pack B from strided layout, BLIS five loops,
                       SIMD micro-kernels chosen at run time (AVX-512, AVX2, C)
+
+Around the data flow, for whole programs:
+    patching.py       numpy.einsum & co. routed to einplan (patch_numpy, patched)
+    scaled_update.py  contract: C = alpha * einsum(a, b) + beta * C (pytblis's call)
+    autoray_backend.py  einplan as autoray's numpy contractions (quimb, cotengra)
+    profile.py        every distinct contraction of a program: time, engine, rate
 """
 from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum

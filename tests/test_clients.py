@@ -65,6 +65,8 @@ def test_pyscf_rccsd_energy_equals_unpatched(pyscf_own_path, monkeypatch):
 def test_quimb_and_cotengra_through_autoray_equal_numpy():
     ctg = _need("cotengra")
     _need("autoray")
+    from cotengra.contract import get_default_implementation
+
     from einplan.autoray_backend import unregister_autoray
     inputs, output, shapes, size_dict = ctg.utils.rand_equation(14, 3, n_out=2, seed=4)
     rng = np.random.default_rng(4)
@@ -72,8 +74,12 @@ def test_quimb_and_cotengra_through_autoray_equal_numpy():
     eq = ctg.utils.inputs_output_to_eq(inputs, output)
     ref = np.einsum(eq, *arrays, optimize="greedy")
     tree = ctg.array_contract_tree(inputs, output, size_dict)
+    default = get_default_implementation()
     einplan.register_autoray()
     try:
+        # quimb calls cotengra without an implementation: numpy arrays now
+        # take autoray's einsum / tensordot, i.e. einplan's
+        assert get_default_implementation() == "autoray"
         with einplan.profile() as prof:
             got_autoray = tree.contract(arrays, implementation="autoray")
             got_default = tree.contract(arrays)
@@ -87,6 +93,7 @@ def test_quimb_and_cotengra_through_autoray_equal_numpy():
         assert prof.to_dict()["calls"] > 0
     finally:
         unregister_autoray()
+    assert get_default_implementation() == default
     assert norm == pytest.approx(peps.H @ peps, rel=1e-10)
 
 
