@@ -95,7 +95,8 @@ def bench_pyscf(molecule, basis, cycles, paths, repeat):
             energies[p] = e_corr
     med = {p: float(np.median(t)) for p, t in times.items()}
     for p in paths:
-        print(f"  {p:<8} {med[p]:8.2f} s   e_corr = {energies[p]:.12f}")
+        runs = ", ".join(f"{t:.2f}" for t in times[p])
+        print(f"  {p:<8} {med[p]:8.2f} s (median of {runs})   e_corr = {energies[p]:.12f}")
     ref = energies[paths[0]]
     spread = max(abs(e - ref) for e in energies.values())
     print(f"  energies agree to {spread:.1e} {'(OK)' if spread < 1e-8 else '(DIFFER)'}")
