@@ -26,7 +26,9 @@ explain names them.
 einplan and forwards every attribute (``signature``, ``types``, ``nin``, ...)
 to the ufunc, but it is not the ufunc object: code that tests
 ``ufunc is np.matmul`` inside ``__array_ufunc__`` sees False while patched
-(such objects go to the original ufunc, so they receive the real one).
+(such objects go to the original ufunc, so they receive the real one), and
+``isinstance(np.matmul, np.ufunc)`` is False.  numpy's own modules call the C
+functions they import, never these attributes, so numpy is unaffected.
 
 Nesting and threads: ``patched()`` blocks count up and down; numpy is patched
 while ``patch_numpy()`` is in force or any ``patched()`` block is open, in any
@@ -179,6 +181,12 @@ class RoutedUfunc:
         self._call = call
         self.__doc__ = ufunc.__doc__
         self.__wrapped__ = ufunc
+        # pickled by reference as numpy.<name>, like the ufunc (dask graphs, ...)
+        self.__name__ = self.__qualname__ = ufunc.__name__
+        self.__module__ = "numpy"
+
+    def __reduce__(self):
+        return self.__name__
 
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)

@@ -149,6 +149,14 @@ def test_matmul_keeps_the_ufunc_attributes_and_the_operator_is_untouched():
         assert np.dot(a, a.T, out) is out
 
 
+def test_routed_functions_pickle_by_reference():
+    import pickle
+    with einplan.patched():
+        for name in ROUTED:
+            fn = getattr(np, name)
+            assert pickle.loads(pickle.dumps(fn)) is fn, name
+
+
 def test_errors_keep_numpys_classes():
     with einplan.patched():
         with pytest.raises(ValueError):
