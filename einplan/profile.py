@@ -403,7 +403,8 @@ def render_text(d: dict) -> str:
     head = (f"einplan profile: {d['calls']} contraction calls, {d['distinct_calls']} distinct; "
             f"{_fmt_s(spent)} in contractions"
             + (f" of {_fmt_s(wall)} wall ({100 * spent / wall:.0f}%)" if wall else ""))
-    lines = [head, ""]
+    lines = [head, "rate: GFLOP/s of compute-bound calls (%lim: of the kernel's peak, "
+             "model.py), GB/s of memory-bound ones (%lim: of the measured bandwidth)", ""]
     cmp = d.get("compare")
     hdr = (f"{'total':>9} {'%':>4} {'calls':>6} {'mean':>9} {'rate':>15} {'%lim':>5} "
            f"{'copies':>8} " + (f"{'numpy':>9} {'speedup':>7} " if cmp else "")
