@@ -16,13 +16,23 @@
         v
     cython_kernels/   pack A / pack B from strided layout, BLIS five loops,
                       SIMD micro-kernels chosen at run time (AVX-512, AVX2, C)
+
+Around the data flow, for whole programs:
+    patching.py       numpy.einsum & co. routed to einplan (patch_numpy, patched)
+    scaled_update.py  contract: C = alpha * einsum(a, b) + beta * C (pytblis's call)
+    autoray_backend.py  einplan as autoray's numpy contractions (quimb, cotengra)
+    profile.py        every distinct contraction of a program: time, engine, rate
 """
 from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum
 from .config import show_config
+from .scaled_update import contract
 from .explain import Report, explain, explain_call
 from .frontends import dot, inner, matmul, outer, tensordot, vdot
+from .patching import patch_numpy, patched, restore_numpy
 from .prepack import ContractPlan, plan
+from .profile import profile
+from .autoray_backend import register_autoray
 
 __version__ = "0.1.0"
 
@@ -41,4 +51,6 @@ _register_threadpoolctl()
 
 __all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
            "explain", "explain_call", "Report", "plan", "ContractPlan",
-           "isa", "show_config", "set_num_threads", "get_num_threads"]
+           "isa", "show_config", "set_num_threads", "get_num_threads",
+           "contract", "patch_numpy", "restore_numpy", "patched", "profile",
+           "register_autoray"]

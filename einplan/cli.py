@@ -24,6 +24,9 @@ examples:
         matmul (or dot, tensordot, inner, outer, vdot) via its einsum spec
   einplan demo            the five field cases of DESIGN.md vs numpy (< 1 minute)
   einplan config          kernels, tiles, blocking, caches, threads
+  einplan profile [--compare] [--json OUT.json] [--plot OUT.png] script.py [args...]
+        run the script with numpy.einsum & co. routed to einplan, then list every
+        distinct contraction by total time (--compare: speedup vs numpy.einsum)
 
 shapes: 77x6x512 or 77,6,512; 'scalar' (or '()') for a 0-d operand;
 suffix ':F' for Fortran order.  exit status: 0 ok, 2 bad input, 1 internal error.
@@ -75,7 +78,7 @@ def _build_parser():
         "einplan: numpy.einsum planned and run on packed kernels. "
         "'explain' prints every decision the planner made and what it costs."),
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="{explain,demo,config}", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="{explain,demo,config,profile}", parser_class=_Parser)
     e = sub.add_parser("explain", help="explain how one einsum (or matmul, ...) call runs",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("spec", nargs="?", help='einsum subscripts, e.g. "bij,jk->bik" '
@@ -100,6 +103,17 @@ def _build_parser():
     d.add_argument("--fast", action="store_true",
                    help="smaller data, fewer runs (also EINPLAN_DEMO_FAST=1)")
     sub.add_parser("config", help="kernels, tiles, blocking, caches, threads")
+    pr = sub.add_parser("profile", help="run a script, then list its contractions by time")
+    pr.add_argument("--compare", action="store_true",
+                    help="replay each distinct call against numpy.einsum: speedups")
+    pr.add_argument("--json", metavar="OUT.json", help="also write the profile as JSON")
+    pr.add_argument("--plot", metavar="OUT.png", help="also plot where the time goes "
+                    "(needs matplotlib)")
+    pr.add_argument("--no-patch", action="store_true",
+                    help="do not route numpy.einsum & co. to einplan (record einplan's "
+                    "own calls only)")
+    pr.add_argument("script", help="the Python script to run")
+    pr.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     return p
 
 
@@ -184,6 +198,13 @@ def main(argv=None) -> int:
         if args.command == "demo":
             from .demo import run
             return run(fast=args.fast or os.environ.get("EINPLAN_DEMO_FAST") not in (None, "", "0"))
+        if args.command == "profile":
+            from .profile import run_script
+            if not os.path.isfile(args.script):
+                raise InputError(f"no such script: {args.script}")
+            return run_script(args.script, args.args, compare=args.compare,
+                              json_path=args.json, plot_path=args.plot,
+                              patch=not args.no_patch)
         if args.command == "config":
             from .config import show_config
             show_config()

@@ -1,0 +1,177 @@
+"""Real programs on einplan, at 1 thread: PySCF coupled cluster and a quimb PEPS norm.
+
+    python docs/bench_clients.py                       # both benchmarks
+    python docs/bench_clients.py --only pyscf --cycles 2 --repeat 3
+    python docs/bench_clients.py --only quimb
+    einplan profile --compare docs/bench_clients.py --only pyscf --paths einplan --cycles 1
+
+PySCF: RCCSD (``pyscf.cc.rccsd``, the einsum-based code) on benzene / cc-pVDZ,
+21 occupied and 93 virtual orbitals, a fixed number of CC iterations
+(``--cycles``) after one shared integral transformation, on three paths:
+
+  pyscf    PySCF's own einsum path (lib.einsum -> its transpose + dgemm code,
+           numpy.einsum for the rest): EINSUM_BACKEND = None
+  pytblis  PySCF's pytblis backend (lib.einsum -> pytblis.einsum / contract):
+           EINSUM_BACKEND = "pytblis", the default when pytblis is installed
+  einplan  lib.einsum on einplan through the same backend hook
+           (numpy_helper.pytblis = einplan) and numpy.einsum & co. patched
+
+The energies after the same iterations must agree (printed, checked to 1e-8).
+quimb: the norm <P|P> of a random PEPS, contracted along one cotengra tree,
+with numpy and with einplan registered in autoray, for both of cotengra's numpy
+implementations: "cotengra" (its own reshape + matmul; the one quimb uses on
+plain numpy) and "autoray" (einsum / tensordot per step; quimb's default once
+``einplan.register_autoray()`` has run).
+
+Threads: every library is held to 1 thread (the environment variables below are
+set before numpy is imported).  Run with `nice -n 0` on a quiet machine.
+"""
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "TBLIS_NUM_THREADS", "EINPLAN_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import einplan  # noqa: E402
+
+MOLECULES = {
+    # 21 occupied, 93 virtual orbitals in cc-pVDZ
+    "benzene": """C 0.0000 1.3970 0.0000; C 1.2098 0.6985 0.0000; C 1.2098 -0.6985 0.0000;
+                  C 0.0000 -1.3970 0.0000; C -1.2098 -0.6985 0.0000; C -1.2098 0.6985 0.0000;
+                  H 0.0000 2.4810 0.0000; H 2.1486 1.2405 0.0000; H 2.1486 -1.2405 0.0000;
+                  H 0.0000 -2.4810 0.0000; H -2.1486 -1.2405 0.0000; H -2.1486 1.2405 0.0000""",
+    # 5 occupied, 19 virtual: a quick check of the script
+    "water": "O 0 0 0; H 0 0.757 0.587; H 0 -0.757 0.587",
+}
+
+
+@contextlib.contextmanager
+def pyscf_path(name):
+    """PySCF's lib.einsum / lib.contract on the named backend."""
+    from pyscf.lib import numpy_helper
+    saved = numpy_helper.EINSUM_BACKEND, getattr(numpy_helper, "pytblis", None)
+    try:
+        if name == "pyscf":
+            numpy_helper.EINSUM_BACKEND = None
+            yield
+        elif name == "pytblis":
+            import pytblis
+            numpy_helper.EINSUM_BACKEND, numpy_helper.pytblis = "pytblis", pytblis
+            yield
+        else:
+            numpy_helper.EINSUM_BACKEND, numpy_helper.pytblis = "pytblis", einplan
+            with einplan.patched():
+                yield
+    finally:
+        numpy_helper.EINSUM_BACKEND, numpy_helper.pytblis = saved
+
+
+def bench_pyscf(molecule, basis, cycles, paths, repeat):
+    from pyscf import gto, scf
+    from pyscf.cc import rccsd
+    mol = gto.M(atom=MOLECULES[molecule], basis=basis, verbose=0)
+    t0 = time.perf_counter()
+    mf = scf.RHF(mol).run(conv_tol=1e-10)
+    cc = rccsd.RCCSD(mf)
+    cc.max_cycle = cycles
+    cc.conv_tol = 1e-14           # never converged early: every path runs `cycles` iterations
+    eris = cc.ao2mo()
+    print(f"PySCF RCCSD {molecule}/{basis}: nocc={cc.nocc} nvir={cc.nmo - cc.nocc}, "
+          f"{cycles} CC iterations (SCF + integrals {time.perf_counter() - t0:.1f} s)")
+    times = {p: [] for p in paths}
+    energies = {}
+    for _ in range(repeat):
+        for p in paths:          # interleaved
+            with pyscf_path(p):
+                t0 = time.perf_counter()
+                e_corr, _, _ = cc.kernel(eris=eris)
+                times[p].append(time.perf_counter() - t0)
+            energies[p] = e_corr
+    med = {p: float(np.median(t)) for p, t in times.items()}
+    for p in paths:
+        runs = ", ".join(f"{t:.2f}" for t in times[p])
+        print(f"  {p:<8} {med[p]:8.2f} s (median of {runs})   e_corr = {energies[p]:.12f}")
+    ref = energies[paths[0]]
+    spread = max(abs(e - ref) for e in energies.values())
+    print(f"  energies agree to {spread:.1e} {'(OK)' if spread < 1e-8 else '(DIFFER)'}")
+    if "einplan" in med and len(med) > 1:
+        best = min(v for p, v in med.items() if p != "einplan")
+        print(f"  einplan vs the best other path: {best / med['einplan']:.2f}x")
+    return med, energies
+
+
+def bench_quimb(side, bond, repeat):
+    import cotengra as ctg
+    import quimb.tensor as qtn
+    from einplan.autoray_backend import unregister_autoray
+    peps = qtn.PEPS.rand(side, side, bond_dim=bond, seed=7)
+    tn = peps.H & peps
+    arrays = [t.data for t in tn]
+    t0 = time.perf_counter()
+    tree = tn.contraction_tree(optimize="auto-hq")     # quimb's default for a norm
+    print(f"quimb PEPS norm {side}x{side}, bond {bond}: {len(arrays)} tensors, "
+          f"{tree.contraction_cost():.3g} flops, largest intermediate "
+          f"{tree.max_size():.3g} (cotengra auto-hq tree, found in "
+          f"{time.perf_counter() - t0:.0f} s)")
+    runs = {}
+
+    def run(label, impl, on_einplan):
+        if on_einplan:
+            einplan.register_autoray()
+        try:
+            kw = {"implementation": impl}
+            tree.contract(arrays, **kw)                     # warm-up (plans, caches)
+            t0 = time.perf_counter()
+            val = tree.contract(arrays, **kw)
+            runs.setdefault(label, []).append(time.perf_counter() - t0)
+            return val
+        finally:
+            if on_einplan:
+                unregister_autoray()
+    vals = {}
+    for _ in range(repeat):
+        for impl in ("cotengra", "autoray"):
+            vals[f"numpy/{impl}"] = run(f"numpy/{impl}", impl, False)
+            vals[f"einplan/{impl}"] = run(f"einplan/{impl}", impl, True)
+    med = {k: float(np.median(v)) for k, v in runs.items()}
+    print("  quimb's default after einplan.register_autoray() is implementation=autoray")
+    for impl in ("cotengra", "autoray"):
+        n, e = med[f"numpy/{impl}"], med[f"einplan/{impl}"]
+        rel = abs(vals[f"einplan/{impl}"] - vals[f"numpy/{impl}"]) / abs(vals[f"numpy/{impl}"])
+        print(f"  implementation={impl:<9} numpy {n * 1e3:8.1f} ms  einplan {e * 1e3:8.1f} ms"
+              f"  speedup {n / e:.2f}x  (values agree to {rel:.1e})")
+    return med
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=["pyscf", "quimb"])
+    ap.add_argument("--molecule", default="benzene", choices=sorted(MOLECULES))
+    ap.add_argument("--basis", default="cc-pvdz")
+    ap.add_argument("--cycles", type=int, default=1,
+                    help="CC iterations per run (each repeats the same contractions)")
+    ap.add_argument("--paths", default="pyscf,pytblis,einplan")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--peps", type=int, default=6, help="PEPS side")
+    ap.add_argument("--bond", type=int, default=3)
+    args = ap.parse_args()
+    einplan.set_num_threads(1)
+    try:
+        load = os.getloadavg()[0]
+        print(f"load average {load:.2f} on {os.cpu_count()} cpus; einplan isa {einplan.isa()}")
+    except OSError:
+        pass
+    if args.only in (None, "pyscf"):
+        bench_pyscf(args.molecule, args.basis, args.cycles, args.paths.split(","), args.repeat)
+    if args.only in (None, "quimb"):
+        bench_quimb(args.peps, args.bond, max(args.repeat, 3))
+
+
+if __name__ == "__main__":
+    main()
