@@ -150,6 +150,9 @@ void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
 {
     const T sa = (cplx & EP_CPLX_CONJ_A) ? (T)-1 : (T)1;
     const T sb = (cplx & EP_CPLX_CONJ_B) ? (T)-1 : (T)1;
+    // row 2k is B's run times (1, sb, 1, sb, ..); row 2k+1 the run with
+    // each pair swapped, times (-sa sb, sa, ..): both loops vectorize
+    const T s0[2] = {1, sb}, s1[2] = {-sa * sb, sa};
     for (ep_dim_t jp = p0; jp < p1; jp++) {
         ep_dim_t j0 = jp * NR;
         int nr = (int)(nc - j0 < NR ? nc - j0 : NR);
@@ -158,27 +161,33 @@ void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
         // unit complex stride along n: a row of the panel is one run of B
         int unit = 1;
         for (int j = 2; j < nr && unit; j += 2) unit = no[j] == no[0] + j;
+        if (unit && nr == NR) {
+#define EP_1M_ROWS(W)                                                        \
+            for (ep_dim_t p = 0; p < kc; p += 2) {                           \
+                const T *x = b + koff[p] + no[0];                            \
+                T *d0 = dst + p * (W), *d1 = d0 + (W);                       \
+                for (int j = 0; j < (W); j++) d0[j] = x[j] * s0[j & 1];      \
+                for (int j = 0; j < (W); j++) d1[j] = x[j ^ 1] * s1[j & 1];  \
+            }
+            switch (NR) {
+            case 8: EP_1M_ROWS(8) break;
+            case 16: EP_1M_ROWS(16) break;
+            case 24: EP_1M_ROWS(24) break;
+            case 48: EP_1M_ROWS(48) break;
+            default: EP_1M_ROWS(NR) break;
+            }
+#undef EP_1M_ROWS
+            continue;
+        }
         for (ep_dim_t p = 0; p < kc; p += 2) {
             T *d0 = dst + p * NR, *d1 = d0 + NR;
-            if (unit) {
-                const T *x = b + koff[p] + no[0];
-                for (int j = 0; j < nr; j += 2) {
-                    T re = x[j], im = sb * x[j + 1];
-                    d0[j] = re;
-                    d0[j + 1] = im;
-                    d1[j] = -sa * im;
-                    d1[j + 1] = sa * re;
-                }
-            } else {
-                const T *src = b + koff[p];
-                for (int j = 0; j < nr; j += 2) {
-                    const T *x = src + no[j];
-                    T re = x[0], im = sb * x[1];
-                    d0[j] = re;
-                    d0[j + 1] = im;
-                    d1[j] = -sa * im;
-                    d1[j + 1] = sa * re;
-                }
+            const T *src = b + koff[p];
+            for (int j = 0; j < nr; j += 2) {
+                const T *x = unit ? src + no[0] + j : src + no[j];
+                d0[j] = x[0];
+                d0[j + 1] = sb * x[1];
+                d1[j] = s1[0] * x[1];
+                d1[j + 1] = sa * x[0];
             }
             for (int j = nr; j < NR; j++) d0[j] = d1[j] = 0;
         }
