@@ -136,6 +136,36 @@ cdef int _reach_ok(cnp.ndarray x, int64_t lo, int64_t hi) except -1:
     return 0
 
 
+cdef void _double_strides(ep_group_t *grp, int nops):
+    cdef int i, j
+    for i in range(grp.ndim):
+        for j in range(nops):
+            # an extent-1 axis is never stepped: its stride may be anything
+            grp.stride[j][i] = 2 * grp.stride[j][i] if grp.extent[i] > 1 else 0
+
+
+cdef int _as_1m(ep_groups_t *g) except -1:
+    """Complex groups (strides in complex elements, already checked) -> the
+    real groups of the 1m GEMM (ep_api.h): strides doubled, n and k each
+    get an inner (re, im) axis -- stride 1 in C and A, 0 in B (its packing
+    reads both parts of the element)."""
+    _double_strides(&g.m, 2)
+    _double_strides(&g.n, 2)
+    _double_strides(&g.k, 2)
+    _double_strides(&g.batch, 3)
+    if g.n.ndim >= EP_MAXDIM or g.k.ndim >= EP_MAXDIM:
+        raise ValueError(f"a complex GEMM's n and k groups take at most {EP_MAXDIM - 1} axes")
+    g.n.extent[g.n.ndim] = 2
+    g.n.stride[EP_N_B][g.n.ndim] = 0
+    g.n.stride[EP_N_C][g.n.ndim] = 1
+    g.n.ndim += 1
+    g.k.extent[g.k.ndim] = 2
+    g.k.stride[EP_K_A][g.k.ndim] = 1
+    g.k.stride[EP_K_B][g.k.ndim] = 0
+    g.k.ndim += 1
+    return 0
+
+
 cdef extern from *:
     bint __builtin_mul_overflow(int64_t a, int64_t b, int64_t *res) nogil
 
@@ -154,14 +184,17 @@ cdef class GemmCall:
     cdef readonly object dtype
     cdef readonly int64_t M, N, K, NB
 
-    def __init__(self, dtype, m, n, k, batch):
+    def __init__(self, dtype, m, n, k, batch, bint conj_a=False, bint conj_b=False):
         self.dtype = np.dtype(dtype)
-        if self.dtype == np.float64:
+        if self.dtype == np.float64 or self.dtype == np.complex128:
             self.d.dtype = EP_FLOAT64
-        elif self.dtype == np.float32:
+        elif self.dtype == np.float32 or self.dtype == np.complex64:
             self.d.dtype = EP_FLOAT32
         else:
-            raise TypeError(f"the packed kernels take float32 or float64, not {self.dtype}")
+            raise TypeError(f"the packed kernels take float32, float64, complex64 or "
+                            f"complex128, not {self.dtype}")
+        if (conj_a or conj_b) and self.dtype.kind != "c":
+            raise ValueError("conj_a / conj_b need a complex dtype")
         self.type_num = self.dtype.num
         _fill_group(&self.groups.m, m, 2, "m")
         _fill_group(&self.groups.n, n, 2, "n")
@@ -197,6 +230,10 @@ cdef class GemmCall:
         self.reads_ab = self.writes_c and self.K > 0
         self.d.b_packed = NULL
         self.d.g = &self.groups
+        if self.dtype.kind == "c":
+            _as_1m(&self.groups)
+            self.d.cplx = (EP_CPLX_1M | (EP_CPLX_CONJ_A if conj_a else 0)
+                           | (EP_CPLX_CONJ_B if conj_b else 0))
 
     cdef int _check(self, cnp.ndarray A, object B, cnp.ndarray C) except -1:
         if (cnp.PyArray_TYPE(A) != self.type_num or cnp.PyArray_TYPE(C) != self.type_num
@@ -333,7 +370,8 @@ def gemm(cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None,
          double alpha=1.0, double beta=0.0, int nthreads=0):
     """C[batch,m,n] = alpha * A[batch,m,k] B[batch,k,n] + beta * C over role
     groups, in one go (see einplan/_native.py for the contract)."""
-    _dtype_code(A)
+    if A.dtype.kind != "c":
+        _dtype_code(A)
     if B.dtype != A.dtype or C.dtype != A.dtype:
         raise TypeError(f"A, B and C must share one dtype, got {A.dtype}, {B.dtype}, {C.dtype}")
     return GemmCall(A.dtype, m, n, k, batch)(A, B, C, alpha, beta, nthreads)

@@ -39,7 +39,19 @@ typedef struct {
     double alpha, beta;
     int nthreads;                    // <= 0: the library's setting
     const void *b_packed;            // B prepacked by ep_pack_b_all, or NULL
+    int cplx;                        // EP_CPLX_* flags: 0 for a real GEMM
 } ep_gemm_desc_t;
+
+// Complex GEMM by the 1m method (Van Zee & Smith, SIAM J. Sci. Comput.
+// 2020): A, B, C are complex arrays seen as real ones, and the groups are
+// those of the real GEMM of doubled extent -- n and k each end in an
+// extent-2 axis (re, im): stride 1 in C and A, stride 0 in B.  A and C are
+// then plain real operands; B is packed with each complex element as the
+// real 2x2 block [[re, im], [-im, re]] over (2 real k rows) x (2 real
+// columns), so the real micro-kernel computes the complex product (8 real
+// flops per complex multiply-add, the complex count).  CONJ_A / CONJ_B
+// conjugate an operand inside B's packing.
+enum { EP_CPLX_1M = 1, EP_CPLX_CONJ_A = 2, EP_CPLX_CONJ_B = 4 };
 
 // What ep_gemm will do with a descriptor: which path, how many threads over
 // which loop, which blocking.  ep_gemm runs exactly this; explain prints it.

@@ -298,7 +298,7 @@ static void ep_batch_offsets(const ep_group_t *g, ep_dim_t bi, ep_inc_t *oa,
 // KC and NC for one GEMM: KC split evenly over k (no thin last block), NC
 // no larger than n.  Depends only on (dtype, ISA, K, N): prepacked B relies
 // on it being the same at pack time and at every call.
-static void ep_kn_blocks(ep_blocking_t *bk, ep_dim_t K, ep_dim_t N)
+static void ep_kn_blocks(ep_blocking_t *bk, ep_dim_t K, ep_dim_t N, int cplx)
 {
     // k up to 1.25 KC stays one block: a second pass over C costs more than
     // the slightly larger panels (jax case 'ab,...b->...a', k = 821, KC = 768,
@@ -308,6 +308,9 @@ static void ep_kn_blocks(ep_blocking_t *bk, ep_dim_t K, ep_dim_t N)
         ep_dim_t nkb = (K + bk->kc - 1) / bk->kc;
         kc = (K + nkb - 1) / nkb;
     }
+    // 1m: k blocks start on whole complex elements (K is even; n panels
+    // are too, as every kernel set's NR is even)
+    if (cplx) kc += kc & 1;
     bk->kc = kc;
     bk->nc = N < bk->nc ? N : bk->nc;
 }
@@ -325,7 +328,7 @@ ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *d)
 {
     ep_blocking_t bk = ep_blocking(d->dtype);
     ep_dim_t K = ep_group_size(&d->g->k), N = ep_group_size(&d->g->n);
-    ep_kn_blocks(&bk, K, N);
+    ep_kn_blocks(&bk, K, N, d->cplx);
     return ep_group_size(&d->g->batch) * ep_packed_b_batch_elems(&bk, K, N);
 }
 
@@ -335,7 +338,7 @@ ep_status_t ep_pack_b_all(const ep_gemm_desc_t *d, void *buf)
     ep_dim_t K = ep_group_size(&d->g->k), N = ep_group_size(&d->g->n);
     ep_dim_t NB = ep_group_size(&d->g->batch);
     if (K == 0 || N == 0 || NB == 0) return EP_OK;
-    ep_kn_blocks(&bk, K, N);
+    ep_kn_blocks(&bk, K, N, d->cplx);
     ep_dim_t per = ep_packed_b_batch_elems(&bk, K, N);
     ep_inc_t *noff = malloc(sizeof(ep_inc_t) * (size_t)(2 * bk.nc + 1 + bk.kc));
     if (!noff) return EP_ERR_NOMEM;
@@ -568,7 +571,8 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
     double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
     // Threads: none for small work (a fork/join costs more than it saves)
     if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
-    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed) {
+    // 1m (complex) needs B's packing: the packed path only
+    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed && !d->cplx) {
         // GEMV: whole vectors per thread when batches are many and small,
         // else slices of the output vector
         s->path = EP_PATH_GEMV;
@@ -577,7 +581,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
             s->loop = NB >= nt && flops < 2e6 ? EP_LOOP_BATCH : EP_LOOP_N;
         return;
     }
-    if (ep_small_ok(d, u, M, N, K)) {
+    if (!d->cplx && ep_small_ok(d, u, M, N, K)) {
         // threads over batches when there are enough, else over rows
         s->path = EP_PATH_SMM;
         s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
@@ -594,13 +598,14 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
     if (by_batch && nt > NB) nt = (int)NB;
     // blocks no larger than the problem (the threads' share of m is split
     // evenly in ep_gemm_template.h)
-    ep_kn_blocks(&s->bk, K, N);
+    ep_kn_blocks(&s->bk, K, N, d->cplx);
     if (M < s->bk.mc) s->bk.mc = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
     if (K == 0) {                       // C = beta * C: blocks of EP_SCALE_BLOCK
         if (s->bk.mc < EP_SCALE_BLOCK) s->bk.mc = EP_SCALE_BLOCK;
         if (s->bk.nc < EP_SCALE_BLOCK) s->bk.nc = EP_SCALE_BLOCK;
     }
-    s->direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack() && !d->b_packed;
+    s->direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack() && !d->b_packed &&
+                  !d->cplx;
     s->nthreads = nt;
     if (nt > 1) {
         ep_dim_t mpanels = (M + s->bk.mr - 1) / s->bk.mr;

@@ -45,7 +45,10 @@ static void EP_PFX(gemm_one)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             // pack the kc x nc panel of B, micro-panels shared out; panels
             // the kernel can read in place (sh->direct_b) are skipped
             ep_dim_t jp0 = npanel * tid / nt, jp1 = npanel * (tid + 1) / nt;
-            if (!bpre && !sh->direct_b)         // the whole range in one sweep
+            if (!bpre && d->cplx)               // complex B as 2x2 real blocks
+                EP_PFX(pack_b_1m)(NR, nc, kc, b, sh->noff_b, sh->koff_b,
+                                  d->cplx, jp0, jp1, bp);
+            else if (!bpre && !sh->direct_b)    // the whole range in one sweep
                 EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b,
                                sh->koff_b, sh->ks_b, jp0, jp1, bp);
             else if (!bpre)
@@ -171,6 +174,11 @@ static void EP_PFX(pack_b_all)(const ep_gemm_desc_t *d, int NR, ep_dim_t K,
         for (ep_dim_t pc = 0; pc < K; pc += KC) {
             ep_dim_t kc = K - pc < KC ? K - pc : KC;
             ep_scatter(&d->g->k, EP_K_B, pc, kc, koff);
+            if (d->cplx) {
+                EP_PFX(pack_b_1m)(NR, nc, kc, b, noff, koff, d->cplx, 0, npanel,
+                                  buf + EP_PACKED_B_BLOCK(jc, pc, NC, npanel, K, NR));
+                continue;
+            }
             EP_PFX(pack_b)(NR, nc, kc, b, noff, nbs, koff,
                            ep_regular_stride(koff, kc), 0, npanel,
                            buf + EP_PACKED_B_BLOCK(jc, pc, NC, npanel, K, NR));

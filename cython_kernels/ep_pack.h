@@ -59,6 +59,16 @@ void ep_dpack_b(int NR, ep_dim_t nc, ep_dim_t kc, const double *b,
                 const ep_inc_t *koff, ep_inc_t ks, ep_dim_t p0, ep_dim_t p1,
                 double *bp);
 
+// 1m (ep_api.h): micro-panels [p0, p1) of a kc x nc real panel of complex
+// B as 2x2 blocks; noff / koff are the real offsets of the panel's columns /
+// rows (both pairs of one complex element point at it), kc and nc are even.
+void ep_spack_b_1m(int NR, ep_dim_t nc, ep_dim_t kc, const float *b,
+                   const ep_inc_t *noff, const ep_inc_t *koff, int cplx,
+                   ep_dim_t p0, ep_dim_t p1, float *bp);
+void ep_dpack_b_1m(int NR, ep_dim_t nc, ep_dim_t kc, const double *b,
+                   const ep_inc_t *noff, const ep_inc_t *koff, int cplx,
+                   ep_dim_t p0, ep_dim_t p1, double *bp);
+
 // The transposing inner loop (ep_pack_avx2.c, x86 only): dst[p * ld + i] =
 // r[i][p] for the 8 (float) / 4 (double) rows r, each contiguous along k.
 void ep_spack_t8_avx2(const float *const *r, ep_dim_t kc, float *dst,

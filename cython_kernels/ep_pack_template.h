@@ -137,3 +137,59 @@ void EP_PFX(pack_b)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
         }
     }
 }
+
+// 1m packing of complex B: complex element (k, j) at x = b + koff[2k] +
+// noff[2j] becomes rows 2k, 2k+1 x columns 2j, 2j+1 of the real panel:
+//   row 2k:   ( re, im)       C_re += a_re re - a_im im
+//   row 2k+1: (-im, re)       C_im += a_re im + a_im re
+// with A's real row (.., a_re, a_im, ..).  conj(B) flips im; conj(A) is the
+// sign of row 2k+1 (it multiplies a_im).  Fringe columns are zero-padded.
+void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
+                       const ep_inc_t *noff, const ep_inc_t *koff, int cplx,
+                       ep_dim_t p0, ep_dim_t p1, T *bp)
+{
+    const T sa = (cplx & EP_CPLX_CONJ_A) ? (T)-1 : (T)1;
+    const T sb = (cplx & EP_CPLX_CONJ_B) ? (T)-1 : (T)1;
+    // row 2k is B's run times (1, sb, 1, sb, ..); row 2k+1 the run with
+    // each pair swapped, times (-sa sb, sa, ..): both loops vectorize
+    const T s0[2] = {1, sb}, s1[2] = {-sa * sb, sa};
+    for (ep_dim_t jp = p0; jp < p1; jp++) {
+        ep_dim_t j0 = jp * NR;
+        int nr = (int)(nc - j0 < NR ? nc - j0 : NR);
+        const ep_inc_t *no = noff + j0;
+        T *dst = bp + jp * NR * kc;
+        // unit complex stride along n: a row of the panel is one run of B
+        int unit = 1;
+        for (int j = 2; j < nr && unit; j += 2) unit = no[j] == no[0] + j;
+        if (unit && nr == NR) {
+#define EP_1M_ROWS(W)                                                        \
+            for (ep_dim_t p = 0; p < kc; p += 2) {                           \
+                const T *x = b + koff[p] + no[0];                            \
+                T *d0 = dst + p * (W), *d1 = d0 + (W);                       \
+                for (int j = 0; j < (W); j++) d0[j] = x[j] * s0[j & 1];      \
+                for (int j = 0; j < (W); j++) d1[j] = x[j ^ 1] * s1[j & 1];  \
+            }
+            switch (NR) {
+            case 8: EP_1M_ROWS(8) break;
+            case 16: EP_1M_ROWS(16) break;
+            case 24: EP_1M_ROWS(24) break;
+            case 48: EP_1M_ROWS(48) break;
+            default: EP_1M_ROWS(NR) break;
+            }
+#undef EP_1M_ROWS
+            continue;
+        }
+        for (ep_dim_t p = 0; p < kc; p += 2) {
+            T *d0 = dst + p * NR, *d1 = d0 + NR;
+            const T *src = b + koff[p];
+            for (int j = 0; j < nr; j += 2) {
+                const T *x = unit ? src + no[0] + j : src + no[j];
+                d0[j] = x[0];
+                d0[j + 1] = sb * x[1];
+                d1[j] = s1[0] * x[1];
+                d1[j + 1] = sa * x[0];
+            }
+            for (int j = nr; j < NR; j++) d0[j] = d1[j] = 0;
+        }
+    }
+}

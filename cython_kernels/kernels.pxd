@@ -30,6 +30,12 @@ cdef extern from "ep_api.h" nogil:
         double alpha, beta
         int nthreads
         const void *b_packed
+        int cplx
+    enum: EP_N_B, EP_N_C, EP_K_A, EP_K_B
+    enum:
+        EP_CPLX_1M
+        EP_CPLX_CONJ_A
+        EP_CPLX_CONJ_B
 
 
     ctypedef struct ep_blocking_t:

@@ -7,7 +7,8 @@
     planned memory order: nothing that is fully overwritten is cleared first;
   * ``GemmStep`` calls ``_native.gemm`` with the ORIGINAL arrays and the
     plan's element strides: diagonals and broadcasts are just strides, no view
-    or copy is made; complex steps pass ``.real`` / ``.imag`` float views;
+    or copy is made; complex GEMMs run on the complex arrays (1m), other
+    complex steps pass ``.real`` / ``.imag`` float views;
   * ``out=`` is written in place through its own strides (it is C); only when
     it overlaps an operand, or its dtype differs from the compute dtype, is
     the result computed into a temporary and copied.
@@ -74,7 +75,7 @@ def simple_runner(plan, with_out=False):
     if (plan.out_buffer is None) != with_out:
         return None
     step = plan.steps[0]
-    if (not isinstance(step, GemmStep) or step.c != OUT or step.complex_mode
+    if (not isinstance(step, GemmStep) or step.c != OUT or step.complex_mode not in ("", "1m")
             or step.native is None):
         return None
     gemm, a, b, dtype = step.native.run, step.a, step.b, np.dtype(plan.dtype)
@@ -240,23 +241,12 @@ def _run_gemm(step, slots, target, dtype):
         C = allocate(step.c_buffer, dtype)
         slots[step.c] = C
     gemm = _step_gemm(step)
-    mode = step.complex_mode
-    if not mode:
+    if step.complex_mode != "cc":   # real, or complex by 1m: one kernel call
         gemm(A, B, C, 1.0, 0.0)
         return
     Cr, Ci = C.real, C.imag
-    if mode == "cc":
-        Ar, Ai, Br, Bi = A.real, A.imag, B.real, B.imag
-        gemm(Ar, Br, Cr, 1.0, 0.0)   # Cr  = Ar Br
-        gemm(Ai, Bi, Cr, -1.0, 1.0)  # Cr -= Ai Bi
-        gemm(Ar, Bi, Ci, 1.0, 0.0)   # Ci  = Ar Bi
-        gemm(Ai, Br, Ci, 1.0, 1.0)   # Ci += Ai Br
-    elif mode == "cr":
-        gemm(A.real, B, Cr, 1.0, 0.0)
-        gemm(A.imag, B, Ci, 1.0, 0.0)
-    elif mode == "rc":
-        gemm(A, B.real, Cr, 1.0, 0.0)
-        gemm(A, B.imag, Ci, 1.0, 0.0)
-    else:  # "rr": both real in a complex computation
-        gemm(A, B, Cr, 1.0, 0.0)
-        Ci[...] = 0
+    Ar, Ai, Br, Bi = A.real, A.imag, B.real, B.imag
+    gemm(Ar, Br, Cr, 1.0, 0.0)   # Cr  = Ar Br
+    gemm(Ai, Bi, Cr, -1.0, 1.0)  # Cr -= Ai Bi
+    gemm(Ar, Bi, Ci, 1.0, 0.0)   # Ci  = Ar Bi
+    gemm(Ai, Br, Ci, 1.0, 1.0)   # Ci += Ai Br

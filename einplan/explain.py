@@ -124,7 +124,23 @@ def _copy_text(sc) -> str:
     return f"ep_copy: {text}"
 
 
-_N_REAL_GEMMS = {"": 1, "cc": 4, "cr": 2, "rc": 2, "rr": 1}
+_N_REAL_GEMMS = {"": 1, "cc": 4, "1m": 1}
+
+def _complex_method(step, M, N, K, NB) -> dict:
+    """How a complex GemmStep runs on the real kernels, and what it costs."""
+    flops = 8.0 * M * N * K * NB   # a complex multiply-add is 8 real flops
+    if step.complex_mode == "1m":
+        return {"method": "1m", "real_gemms": 1, "real_shape": [M, 2 * N, 2 * K],
+                "flops": flops,
+                "text": (f"complex by the 1m method: one real GEMM of m {M} x n {2 * N} x "
+                         f"k {2 * K} (A and C read / written through their float views, "
+                         "B packed as 2x2 real blocks [[re, im], [-im, re]]), 8 real flops "
+                         "per complex multiply-add, no copies")}
+    return {"method": "4m", "real_gemms": 4, "real_shape": [M, N, K], "flops": flops,
+            "text": ("complex via real/imag float views: 4 real GEMMs (Cr = ArBr - AiBi, "
+                     "Ci = ArBi + AiBr), no copies; not 1m, whose packing of B as 2x2 blocks "
+                     "costs more than a GEMV / dot / outer product computes")}
+
 
 # -- JSON schema ---------------------------------------------------------------
 
@@ -163,7 +179,10 @@ _KERNEL = _obj({"kind": _STR, "isa": _OPT_STR, "mr": _OPT_INT, "nr": _OPT_INT,
                 "mc": _OPT_INT, "kc": _OPT_INT, "nc": _OPT_INT, "threads": _INT,
                 "parallel_loop": _STR, "gemms": _INT, "real_gemms_per_gemm": _INT,
                 "tiles": _INT, "fringe_tiles": _INT, "bytes_packed": _INT,
-                "pack_a": _OPT_STR, "pack_b": _OPT_STR},
+                "pack_a": _OPT_STR, "pack_b": _OPT_STR,
+                "complex_method": _obj({"method": {"type": "string", "enum": ["1m", "4m"]},
+                                        "real_gemms": _INT, "real_shape": _INTS,
+                                        "flops": _NUM, "text": _STR})},
                required=["kind", "threads", "parallel_loop", "bytes_packed"])
 _STEP = _obj({
     "index": _INT,
@@ -776,7 +795,9 @@ class _Builder:
         # kernel schedule + cost
         blocking = self.cfg["blocking"].get(str(dt), {})
         nreal = _N_REAL_GEMMS.get(step.complex_mode, 1)
-        sched = model.gemm_schedule(M, N, K, NB, _native.get_num_threads(),
+        # 1m: the kernel runs one real GEMM of m x 2n x 2k
+        c2 = 2 if step.complex_mode == "1m" else 1
+        sched = model.gemm_schedule(M, c2 * N, c2 * K, NB, _native.get_num_threads(),
                                     call=step.native)
         item = self.dtype.itemsize
         bytes_a = NB_if(step.batch, "A") * M * K * item
@@ -820,11 +841,8 @@ class _Builder:
         else:
             kernel["path"] = "packed: BLIS five loops around the MR x NR micro-kernel"
         if step.complex_mode:
-            kernel["complex"] = (f"complex via real/imag float views: {nreal} real GEMMs "
-                                 f"({step.complex_mode}), no copies (group strides are in "
-                                 "float elements: doubled)")
-            if step.complex_mode == "rr":
-                kernel["complex"] += "; imaginary part filled with 0"
+            kernel["complex_method"] = _complex_method(step, M, N, K, NB)
+            kernel["complex"] = kernel["complex_method"]["text"]
         cost = self.cost_dict(pred, sched.threads)
         alt = self.loop_alternative(step, groups, item, nreal, pred)
         # text lines

@@ -226,6 +226,35 @@ def vdot_spec(a, b) -> tuple[str, tuple]:
     return "i,i->", (a, b)
 
 
+def as_blas_result(res, blas: bool = True):
+    """A complex result as numpy's dot / matmul / tensordot / inner / vdot give it.
+
+    Those hand complex products to BLAS (matmul only sums of more than one
+    product; dot / inner / tensordot / vdot every one but a product with a
+    0-d operand), which scales each sum s by alpha = 1+0j: (re - im*0) +
+    (re*0 + im)j, so an element with an inf or a nan in one part has nan in
+    both ([inf+0j, 1+1j] @ [1, 2] is nan+nanj; einsum's plain sum is
+    inf+nanj).  Finite elements are untouched (no pass over them but the
+    isfinite test).
+    """
+    if not blas or not np.iscomplexobj(res):
+        return res
+    arr = np.asarray(res)
+    bad = ~np.isfinite(arr)
+    if not bad.any():
+        return res
+    with np.errstate(invalid="ignore"):
+        s = arr[bad]
+        arr[bad] = (s.real - s.imag * 0) + 1j * (s.real * 0 + s.imag)
+    return arr[()] if arr.ndim == 0 and not isinstance(res, np.ndarray) else res
+
+
+def _summed(subscripts: str) -> bool:
+    """Whether the spec sums a label (an index of an input not in the output)."""
+    ins, out = subscripts.split("->")
+    return bool(set(ins.replace(",", "").replace(".", "")) - set(out))
+
+
 # Public wrappers. einsum is imported when called: api.py sits downstream of
 # this module in the data flow.
 
@@ -233,9 +262,12 @@ def matmul(a, b, out=None):
     """numpy.matmul(a, b, out=out) run through einplan.einsum."""
     subscripts, operands = matmul_spec(a, b)
     if out is None:   # default options: einsum's hot path applies
-        return einsum(subscripts, *operands)
-    # matmul is a ufunc: its out= follows the ufunc rule 'same_kind'
-    return einsum(subscripts, *operands, out=out, casting="same_kind")
+        res = einsum(subscripts, *operands)
+    else:
+        # matmul is a ufunc: its out= follows the ufunc rule 'same_kind'
+        res = einsum(subscripts, *operands, out=out, casting="same_kind")
+    k = np.shape(operands[0])[-1] if np.ndim(operands[0]) else 1
+    return as_blas_result(res, _summed(subscripts) and k > 1)
 
 
 def dot(a, b, out=None):
@@ -243,7 +275,8 @@ def dot(a, b, out=None):
     subscripts, operands = dot_spec(a, b)
     if out is not None:
         _check_dot_out(out, operands)
-    return einsum(subscripts, *operands, out=out)
+    return as_blas_result(einsum(subscripts, *operands, out=out),
+                          all(np.ndim(op) for op in operands))
 
 
 def _check_dot_out(out, operands: tuple) -> None:
@@ -266,13 +299,13 @@ def tensordot(a, b, axes=2):
     """numpy.tensordot(a, b, axes) run through einplan.einsum (always an ndarray)."""
     subscripts, operands = tensordot_spec(a, b, axes)
     # numpy.tensordot returns a 0-d array, not a scalar, for a full contraction
-    return np.asarray(einsum(subscripts, *operands))
+    return as_blas_result(np.asarray(einsum(subscripts, *operands)))
 
 
 def inner(a, b):
     """numpy.inner(a, b) run through einplan.einsum."""
     subscripts, operands = inner_spec(a, b)
-    return einsum(subscripts, *operands)
+    return as_blas_result(einsum(subscripts, *operands), all(np.ndim(op) for op in operands))
 
 
 def outer(a, b, out=None):
@@ -285,4 +318,4 @@ def outer(a, b, out=None):
 def vdot(a, b):
     """numpy.vdot(a, b) run through einplan.einsum."""
     subscripts, operands = vdot_spec(a, b)
-    return einsum(subscripts, *operands)
+    return as_blas_result(einsum(subscripts, *operands))

@@ -179,10 +179,13 @@ class GemmStep:
     ``a`` / ``b`` are the slots fed to the kernel's rows / columns (after
     orientation: ``swapped`` says the einsum's second operand became A).
     ``c_labels`` are C's axes in ``c_buffer``'s shape order (intermediates)
-    or the output term (``c == OUT``).  ``complex_mode``: '' (real), 'cc'
-    (4 real gemms: Cr = ArBr - AiBi, Ci = ArBi + AiBr), 'cr' / 'rc' (one real
-    operand: 2 gemms), strides of complex operands are already doubled so
-    they index the float view.
+    or the output term (``c == OUT``).  ``complex_mode``: '' (real), '1m'
+    (one real GEMM of doubled n and k on the complex arrays: BLIS's 1m
+    method, ep_api.h) or 'cc' (4 real gemms on .real / .imag views: Cr =
+    ArBr - AiBi, Ci = ArBi + AiBr, for GEMV / dot / outer shapes, where 1m's
+    packing would cost more than it saves).  The role groups' strides are in
+    float elements (doubled) for complex steps; ``groups()`` gives what the
+    kernel call takes.
     """
     kind: KernelKind
     a: int
@@ -206,7 +209,13 @@ class GemmStep:
     native: object = field(default=None, compare=False, repr=False)
 
     def groups(self):
-        return self.m.as_kernel(), self.n.as_kernel(), self.k.as_kernel(), self.batch.as_kernel()
+        """(m, n, k, batch) as _native.gemm takes them: float-view strides,
+        or complex-element strides for a 1m step (run on the complex arrays)."""
+        g = self.m.as_kernel(), self.n.as_kernel(), self.k.as_kernel(), self.batch.as_kernel()
+        if self.complex_mode == "1m":
+            g = tuple(tuple((ax[0],) + tuple(s // 2 for s in ax[1:]) for ax in grp)
+                      for grp in g)
+        return g
 
     def __str__(self):
         dst = "out" if self.c == OUT else f"slot {self.c}"

@@ -13,16 +13,18 @@
                                   (order='K', intermediates) also C's memory order
   2f  choose_kernel               KernelKind from which groups are empty
 
-float32/float64 run on ``_native.gemm``; complex64/complex128 on the same real
-kernel through real/imag float views (4 gemms, or 2 when one operand is real);
-any other dtype becomes a named ``Fallback`` to numpy.einsum.  Plans are cached
+float32/float64 run on ``_native.gemm``; complex64/complex128 GEMMs on the same
+real kernel by the 1m method (one real GEMM of doubled n and k, B packed as
+2x2 real blocks), other complex shapes through real/imag float views (4
+gemms); a real operand of a complex contraction is cast to complex first
+(numpy's promotion: its zero imaginary part meets inf and nan); any other dtype becomes a named ``Fallback`` to numpy.einsum.  Plans are cached
 in a bounded, thread-safe LRU keyed by ``operands.plan_key``.
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -85,11 +87,11 @@ class _Slot:
     slot: int
     labels: str
     strides: tuple          # element strides of the slot's array (its own dtype)
-    cplx: str = ""          # '' real compute, 'c' complex array, 'r' real array in complex compute
+    cplx: str = ""          # '' real compute, 'c' complex array
 
     def kstrides(self) -> dict:
         """Strides as the kernel sees them (complex arrays through float views)."""
-        f = 2 if self.cplx == "c" else 1
+        f = 2 if self.cplx else 1
         return {c: f * s for c, s in zip(self.labels, self.strides)}
 
 
@@ -174,6 +176,7 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
     is_complex = dtype in _COMPLEX
     real_dtype = _COMPLEX.get(dtype, dtype)
     b.kernel_dtype = real_dtype
+    b.dtype = dtype
     out_eff = "".join(c for c in spec.output if sizes[c] != 1)
 
     # 2b: local views, casts, pre-sums
@@ -184,9 +187,6 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
         summed = presum_labels(v.labels, others, out_eff)
         if info.dtype == dtype:
             st = _Slot(j, v.labels, v.strides, "c" if is_complex else "")
-            needs_cast = False
-        elif is_complex and info.dtype == real_dtype:
-            st = _Slot(j, v.labels, v.strides, "r")  # real part only: no copy
             needs_cast = False
         else:
             st = _Slot(j, v.labels, v.strides, "c" if is_complex else "")
@@ -489,7 +489,10 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     A, B = (y, x) if swapped else (x, y)
     moved = ()
     if _native.available():
-        layout, moved = loop_straddling_axes(layout, *_native.tile(b.kernel_dtype))
+        mr, nr = _native.tile(b.kernel_dtype)
+        if is_complex and choose_kernel(layout) == KernelKind.GEMM:
+            nr //= 2   # 1m: NR real columns hold NR / 2 complex ones
+        layout, moved = loop_straddling_axes(layout, mr, nr)
     if final:
         dst, full = OUT, out_term
     else:
@@ -499,17 +502,18 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
         # memory order of C: the chosen order, size-1 output axes outermost
         mem = [c for c in full if c not in order] + list(order)
         buf = Buffer(tuple(sizes[c] for c in full), tuple(full.index(c) for c in mem))
+    kind = choose_kernel(layout)
     cmode = ""
     if is_complex:
-        cmode = ("c" if A.cplx == "c" else "r") + ("c" if B.cplx == "c" else "r")
-    groups = (layout.m.as_kernel(), layout.n.as_kernel(), layout.k.as_kernel(),
-              layout.batch.as_kernel())
-    native = None
-    if _native.available():
-        native = _native.prepare_gemm(b.kernel_dtype, *groups)
-    step = GemmStep(choose_kernel(layout), A.slot, B.slot, dst, A.labels, B.labels, full,
+        # 1m where the kernel packs (a GEMM); GEMV / dot / outer shapes stay
+        # on the float views, which the no-pack paths stream in place
+        cmode = "1m" if kind == KernelKind.GEMM else "cc"
+    step = GemmStep(kind, A.slot, B.slot, dst, A.labels, B.labels, full,
                     layout.batch, layout.m, layout.n, layout.k, swapped, buf if not final else None,
-                    cmode, layout.breaks, moved, native)
+                    cmode, layout.breaks, moved)
+    if _native.available():
+        kdtype = b.dtype if cmode == "1m" else b.kernel_dtype
+        step = replace(step, native=_native.prepare_gemm(kdtype, *step.groups()))
     b.steps.append(step)
     st = None
     if not final:

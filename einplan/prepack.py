@@ -124,13 +124,14 @@ class ContractPlan:
     # ------------------------------------------------------------ planning
     def _packable_step(self, const_arrays):
         """The plan's GemmStep if its B operand is the (only) constant and the
-        contraction is one real GEMM without diagonals, else None."""
+        contraction is one GEMM (real, or complex by 1m) without diagonals, else None."""
         p = self._plan
         if p.fallback is not None or len(p.steps) != 1 or p.out_buffer is None:
             return None
         step = p.steps[0]
-        if (not isinstance(step, GemmStep) or step.complex_mode or step.c != OUT
-                or step.native is None or step.b not in const_arrays
+        # a complex GEMM (1m) packs B once as its 2x2 real blocks
+        if (not isinstance(step, GemmStep) or step.complex_mode not in ("", "1m")
+                or step.c != OUT or step.native is None or step.b not in const_arrays
                 or step.a in const_arrays or len(const_arrays) != 1):
             return None
         if any(len(set(t)) != len(t) for t in self._spec.inputs):
@@ -142,15 +143,15 @@ class ContractPlan:
         return step
 
     def _make_runner(self, templates):
-        """A compiled runner for a plan without constants that is one real
-        GEMM into a fresh output (the small-call hot path), else None."""
+        """A compiled runner for a plan without constants that is one GEMM
+        (real or 1m) into a fresh output (the small-call hot path), else None."""
         p = self._plan
         if (p.fallback is not None or len(p.steps) != 1 or p.out_buffer is None
                 or not _native.available()):
             return None
         step = p.steps[0]
-        if (not isinstance(step, GemmStep) or step.complex_mode or step.c != OUT
-                or step.native is None):
+        if (not isinstance(step, GemmStep) or step.complex_mode not in ("", "1m")
+                or step.c != OUT or step.native is None):
             return None
         return _native.plan_runner(
             step.native, [(t.shape, t.strides) for t in templates], step.a, step.b,

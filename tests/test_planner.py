@@ -107,12 +107,13 @@ def test_zero_size_falls_back():
 
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128])
-def test_complex_four_real_gemms(dt):
-    a, b = np.empty((3, 4), dt), np.empty((4, 5), dt)
-    (step,) = gemm_steps(plan_for("ij,jk->ik", a, b))
+def test_complex_gemv_four_real_gemms(dt):
+    """A complex GEMV runs as 4 real GEMVs on the float views (1m is for GEMMs)."""
+    a, b = np.empty((3, 4), dt), np.empty(4, dt)
+    (step,) = gemm_steps(plan_for("ij,j->i", a, b))
     assert step.complex_mode == "cc"
     # strides index the float views: doubled
-    assert step.n.axes[0].strides == (2, 2)
+    assert step.k.axes[0].strides == (2, 2)
     calls = []
     real_gemm = _native.gemm
 
@@ -123,11 +124,11 @@ def test_complex_four_real_gemms(dt):
     from einplan.api import einsum
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(dt)
-    b = (rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))).astype(dt)
+    b = (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(dt)
     mp = pytest.MonkeyPatch()
     mp.setattr(_native, "gemm", spy)
     try:
-        res = einsum("ij,jk->ik", a, b)
+        res = einsum("ij,j->i", a, b)
     finally:
         mp.undo()
     assert len(calls) == 4
@@ -136,11 +137,24 @@ def test_complex_four_real_gemms(dt):
     np.testing.assert_allclose(res, a @ b, rtol=1e-5)
 
 
-def test_complex_times_real_two_gemms():
-    a, b = np.empty((3, 4), np.complex128), np.empty((4, 5))
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_gemm_is_one_1m_gemm(dt):
+    a, b = np.empty((3, 4), dt), np.empty((4, 5), dt)
     (step,) = gemm_steps(plan_for("ij,jk->ik", a, b))
-    assert step.complex_mode == "cr"
-    assert not any(s.kind is KernelKind.COPY for s in plan_for("ij,jk->ik", a, b).steps)
+    assert step.complex_mode == "1m"
+    # the kernel call takes complex-element strides
+    assert step.groups()[1] == ((5, 1, 1),)
+
+
+def test_complex_times_real_casts_the_real_operand():
+    """numpy promotes the real operand (its zero imaginary part is multiplied:
+    inf * 0 = nan), so it is cast to complex first, a recorded copy."""
+    a, b = np.empty((3, 4), np.complex128), np.empty((4, 5))
+    plan = plan_for("ij,jk->ik", a, b)
+    (step,) = gemm_steps(plan)
+    assert step.complex_mode == "1m"
+    copies = [s for s in plan.steps if s.kind is KernelKind.COPY]
+    assert len(copies) == 1 and copies[0].src == 1 and copies[0].cast_to == "complex128"
 
 
 def test_mixed_float_cast_recorded():

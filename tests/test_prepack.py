@@ -156,9 +156,11 @@ def _cases():
         ("bij,jkl->bik", [(3, 5, 6), (6, 4, 2)], [1], np.float64, False),
         ("...ij,jk->...ik", [(2, 3, 5, 16), (16, 12)], [1], np.float64, None),
         ("ij,jk", [(9, 16), (16, 12)], [1], np.float64, None),
-        # complex and integer dtypes (no packed kernel)
-        ("bij,jk->bik", [(3, 5, 16), (16, 12)], [1], np.complex128, False),
-        ("bij,jk->bik", [(3, 5, 16), (16, 12)], [1], np.complex64, False),
+        # complex: B packed once in the 1m form (2x2 real blocks)
+        ("bij,jk->bik", [(3, 5, 16), (16, 12)], [1], np.complex128, True),
+        ("bij,jk->bik", [(3, 5, 16), (16, 12)], [1], np.complex64, True),
+        ("bij,bjk->bik", [(4, 5, 16), (4, 16, 12)], [1], np.complex64, True),
+        # integer dtypes (no packed kernel)
         ("bij,jk->bik", [(3, 5, 16), (16, 12)], [1], np.int64, False),
         ("bij,jk->bik", [(3, 5, 16), (16, 12)], [1], np.int32, False),
         ("ij,jk->ik", [(9, 16), (16, 12)], [0], np.int64, False),
@@ -174,9 +176,9 @@ def _expect_packed_from_plan(p):
     if plan.fallback is not None or len(plan.steps) != 1:
         return False
     step = plan.steps[0]
-    if not isinstance(step, GemmStep) or step.complex_mode or step.c != OUT:
+    if not isinstance(step, GemmStep) or step.complex_mode not in ("", "1m") or step.c != OUT:
         return False
-    if np.dtype(plan.dtype) not in (np.float32, np.float64):
+    if np.dtype(plan.dtype) not in (np.float32, np.float64, np.complex64, np.complex128):
         return False
     if any(len(set(t)) != len(t) for t in p._spec.inputs):
         return False
@@ -308,11 +310,11 @@ def test_packed_buffer_is_aligned_and_opaque():
     ("bij,bjk->bik", [(3, 5, 40), (3, 40, 30)], 1, True),
     ("ij,jk->ik", [(5, 40), (40, 30)], 0, False),
     ("bij,jk->bik", [(3, 5, 40), (40, 30)], 0, False),
-    ("bij,jk->bik", [(3, 5, 40), (40, 30)], 1, False),   # complex: copied
+    ("bij,jk->bik", [(3, 5, 40), (40, 30)], 1, False),   # int64: copied
 ])
 def test_no_reference_to_the_constant(subs, shapes, const, packed):
     rng = np.random.default_rng(7)
-    dtype = np.float64 if packed or const == 0 else np.complex128
+    dtype = np.float64 if packed or const == 0 else np.int64
     Wc = _rand(rng, shapes[const], dtype)
     Wsave = Wc.copy()
     wr = weakref.ref(Wc)
@@ -477,7 +479,7 @@ def test_variable_with_other_strides(dtype, bs):
 
 @pytest.mark.parametrize("spec,a_shape,w_shape,dtype,packed", [
     ("bij,bjk->bik", (4, 5, 20), (4, 20, 30), np.float64, True),     # batched constant
-    ("bij,jk->bik", (3, 7, 40), (40, 30), np.complex128, False),     # copied (complex) path
+    ("bij,jk->bik", (3, 7, 40), (40, 30), np.int64, False),          # copied (int64) path
 ], ids=["batched-constant", "copied-path"])
 def test_variable_other_strides(spec, a_shape, w_shape, dtype, packed):
     rng = np.random.default_rng(16)
@@ -517,12 +519,12 @@ def test_list_variable():
 @pytest.mark.parametrize("packed", [True, False])
 def test_out(order, packed):
     rng = np.random.default_rng(19)
-    dtype = np.float64 if packed else np.complex128
+    dtype = np.float64 if packed else np.int64
     W = _rand(rng, (40, 30), dtype)
     A = _rand(rng, (3, 7, 40), dtype)
     p = einplan.plan("bij,jk->bik", A.shape, W, constants=[1])
     assert (p.packed is not None) == packed
-    out = np.full((3, 7, 30), np.nan, dtype=dtype, order=order)
+    out = np.full((3, 7, 30), -99 if dtype == np.int64 else np.nan, dtype=dtype, order=order)
     res = p(A, out=out)
     assert res is out
     _check(out, np.einsum("bij,jk->bik", A, W), dtype, 40)
@@ -536,7 +538,7 @@ def test_out(order, packed):
 
 @pytest.mark.parametrize("packed", [True, False])
 def test_out_wrong_shape_or_type(packed):
-    dtype = np.float64 if packed else np.complex128
+    dtype = np.float64 if packed else np.int64
     W = np.ones((40, 30), dtype)
     A = np.ones((3, 7, 40), dtype)
     p = einplan.plan("bij,jk->bik", A.shape, W, constants=[1])
@@ -564,7 +566,7 @@ def test_out_overlapping_the_variable(packed):
     """out= is the variable operand itself (j == k): numpy.einsum and
     einplan.einsum give the product of the old values; so must a plan.
     K > KC so that the kernel re-reads A after writing the first k block."""
-    dtype = np.float64 if packed else np.complex128
+    dtype = np.float64 if packed else np.int64
     kc = K.blocking(np.float64)["kc"]
     n = kc + 16
     rng = np.random.default_rng(20)
@@ -736,11 +738,11 @@ def test_variable_and_out_with_strides_not_in_whole_elements(packed):
     rec_a, A = _field((2, 5, 4), rng)
     assert A.strides[-1] % A.itemsize != 0
     ref = np.einsum("bij,jk->bik", A, W)
-    p = einplan.plan("bij,jk->bik", (2, 5, 4), W if packed else W.astype(np.complex128),
-                     constants=[1])
+    Wi = (W * 4).astype(np.int64)
+    p = einplan.plan("bij,jk->bik", (2, 5, 4), W if packed else Wi, constants=[1])
     if not packed:
-        ref = np.einsum("bij,jk->bik", A, W.astype(np.complex128))
-        A = A.astype(np.complex128)   # the copied path: einsum handles the layout
+        A = (A * 4).astype(np.int64)   # the copied path: einsum handles the layout
+        ref = np.einsum("bij,jk->bik", A, Wi)
     assert (p.packed is not None) == packed
     _check(p(A), ref, ref.dtype, 4)
     if packed:

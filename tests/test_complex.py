@@ -1,0 +1,315 @@
+"""Complex contractions: the 1m GEMM (one real GEMM of doubled n and k, B
+packed as 2x2 real blocks), its layouts, ISAs and threads, the front ends,
+prepacked constants, explain, and numpy's complex promotion of real operands
+(inf / nan semantics)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import einplan
+from einplan import _native
+from einplan.plan import GemmStep
+from einplan.planner import Options, make_plan
+from einplan.operands import describe_operands
+from einplan.spec import parse_spec
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _gemm_util import describe  # noqa: E402
+
+K = _native._kernels
+CDTYPES = (np.complex64, np.complex128)
+
+
+def crand(shape, dt, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+
+
+def close(got, ref, dt, k):
+    """|got - ref| within (k + 4) eps of the magnitude |A|.|B| (from ref's scale)."""
+    eps = np.finfo(dt).eps
+    scale = max(np.abs(ref).max(), 1.0) * np.sqrt(2)
+    err = np.abs(np.asarray(got, np.complex128) - ref).max()
+    assert err <= (k + 4) * eps * scale * 4, (err, scale)
+
+
+def gemm_steps(plan):
+    return [s for s in plan.steps if isinstance(s, GemmStep)]
+
+
+def plan_for(subs, *ops, **kw):
+    spec, arrays = parse_spec((subs, *ops))
+    return make_plan(spec, describe_operands(arrays), Options.make(**kw) if kw else Options())
+
+
+@pytest.fixture
+def restore():
+    prev_t, prev_isa = einplan.get_num_threads(), K.isa()
+    yield
+    einplan.set_num_threads(prev_t)
+    K.set_isa(prev_isa)
+
+
+# ---------------------------------------------------------------- the kernel
+
+def _layouts(M, N, Kx, dt):
+    """(A 'mk', B 'kn', C 'mn' view, C's base) in many layouts: row / column
+    major, transposed, sliced, negative strides."""
+    A0 = crand((M, Kx), dt, 1)
+    B0 = crand((Kx, N), dt, 2)
+    yield "row", A0, B0, np.empty((M, N), dt)
+    yield "col", np.asfortranarray(A0), np.asfortranarray(B0), np.empty((N, M), dt).T
+    yield "neg", crand((M, 2 * Kx), dt, 3)[::-1, ::-2], crand((Kx, N), dt, 4)[::-1, ::-1], \
+        np.empty((M, N), dt)[::-1, ::-1]
+    yield "sliced", crand((M + 3, Kx * 3), dt, 5)[3:, ::3], crand((N, Kx + 1), dt, 6)[:, 1:].T, \
+        np.empty((M * 2, N * 3), dt)[::2, ::3]
+
+
+@pytest.mark.parametrize("isa", K.available_isas() if K is not None else [])
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_1m_kernel_layouts_fringes(restore, isa, dt):
+    """_native.gemm on complex arrays (the 1m kernel) equals numpy for every
+    layout, fringe sizes (m, n not multiples of MR, NR; odd k), alpha / beta,
+    1 and 2 threads bitwise equal."""
+    K.set_isa(isa)
+    for M, N, Kx in [(1, 1, 1), (5, 7, 3), (13, 9, 17), (37, 41, 29), (70, 33, 130)]:
+        for name, A, B, C in _layouts(M, N, Kx, dt):
+            ref = A.astype(np.complex128) @ B.astype(np.complex128)
+            res = []
+            for nt in (1, 2):
+                einplan.set_num_threads(nt)
+                C[...] = np.nan     # beta == 0 never reads C
+                _native.gemm(A, B, C, *describe(A, "mk", B, "kn", C, "mn", "m", "n", "k"))
+                close(C, ref, dt, Kx)
+                res.append(C.copy())
+                C0 = crand((M, N), dt, 9)
+                C[...] = C0
+                _native.gemm(A, B, C, *describe(A, "mk", B, "kn", C, "mn", "m", "n", "k"),
+                             alpha=0.5, beta=-2.0)
+                close(C, 0.5 * ref - 2.0 * C0, dt, Kx)
+            assert np.array_equal(res[0], res[1]), (isa, name, M, N, Kx)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_1m_conjugation_in_packing(dt):
+    """conj_a / conj_b conjugate inside B's packing: no copy of either operand."""
+    A, B = crand((9, 14), dt, 1), crand((14, 11), dt, 2)
+    C = np.empty((9, 11), dt)
+    groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+    for ca, cb in [(True, False), (False, True), (True, True)]:
+        call = K.GemmCall(dt, *groups, conj_a=ca, conj_b=cb)
+        call(A, B, C)
+        ref = (A.conj() if ca else A).astype(np.complex128) @ (B.conj() if cb else B)
+        close(C, ref, dt, 14)
+    with pytest.raises(ValueError):
+        K.GemmCall(np.float64, *groups, conj_a=True)
+
+
+def test_1m_small_blocking_all_loops():
+    """Several KC / NC / MC blocks with fringes (pc blocks start on whole
+    complex elements), every ISA, 1 and 2 threads, batched multi-axis groups."""
+    script = textwrap.dedent("""
+        import sys, numpy as np
+        sys.path.insert(0, sys.argv[1])
+        from _gemm_util import describe
+        import einplan
+        from einplan import _native
+        K = _native._kernels
+        rng = np.random.default_rng(0)
+        def c(*s):
+            return rng.standard_normal(s) + 1j * rng.standard_normal(s)
+        for isa in K.available_isas():
+            K.set_isa(isa)
+            for dt in (np.complex64, np.complex128):
+                A = c(3, 37, 45).astype(dt)[:, ::-1]          # b m k
+                B = c(45, 3, 61).astype(dt)                    # k b n
+                ref = np.einsum("bmk,kbn->bmn", A.astype(complex), B.astype(complex))
+                res = []
+                for nt in (1, 2):
+                    einplan.set_num_threads(nt)
+                    C = np.full((3, 37, 61), np.nan, dt)
+                    _native.gemm(A, B, C, *describe(A, "bmk", B, "kbn", C, "bmn",
+                                                    "m", "n", "k", "b"))
+                    tol = 60 * np.finfo(dt).eps * np.abs(ref).max()
+                    assert np.abs(C - ref).max() < tol, (isa, dt, nt)
+                    res.append(C)
+                assert np.array_equal(res[0], res[1]), (isa, dt)
+        print("OK")
+    """)
+    env = dict(os.environ, EINPLAN_BLOCKING="12,14,32")
+    env.pop("EINPLAN_ISA", None)
+    r = subprocess.run([sys.executable, "-c", script, os.path.dirname(os.path.abspath(__file__))],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr[-3000:]
+
+
+# ---------------------------------------------------------------- einsum
+
+CASES = [
+    ("ij,jk->ik", [(40, 30), (30, 50)]),
+    ("bij,bjk->bik", [(6, 19, 23), (6, 23, 17)]),
+    ("abcd,dbef->aecf", [(6, 7, 8, 9), (9, 7, 5, 4)]),
+    ("bij,jk->bik", [(7, 6, 51), (51, 30)]),
+    ("ik,jk->ij", [(33, 21), (45, 21)]),
+    ("ki,kj->ji", [(21, 33), (21, 45)]),
+]
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("subs,shapes", CASES)
+def test_einsum_complex_gemm_is_1m(dt, subs, shapes):
+    """Batched, merged and permuted complex contractions plan one 1m GEMM
+    (one kernel call, no float-view split) and equal numpy's result."""
+    ops = [crand(s, dt, i) for i, s in enumerate(shapes)]
+    (step,) = gemm_steps(plan_for(subs, *ops))
+    assert step.complex_mode == "1m"
+    ref = np.einsum(subs, *[o.astype(np.complex128) for o in ops])
+    kmax = max(max(s) for s in shapes) * 4
+    close(einplan.einsum(subs, *ops), ref, dt, kmax)
+    # transposed / negative-stride views and an F-order or strided out=
+    views = [o[::-1] if o.ndim == 2 else o[:, ::-1] for o in ops]
+    ref_v = np.einsum(subs, *[v.astype(np.complex128) for v in views])
+    close(einplan.einsum(subs, *views, order="F"), ref_v, dt, kmax)
+    out = np.empty(tuple(2 * e for e in ref.shape), dt)[(slice(None, None, 2),) * ref.ndim]
+    einplan.einsum(subs, *views, out=out)
+    close(out, ref_v, dt, kmax)
+
+
+def test_one_kernel_call_per_1m_step():
+    a, b = crand((8, 9), np.complex128, 0), crand((9, 10), np.complex128, 1)
+    calls = []
+    real = _native.gemm
+
+    def spy(A, B, C, *args, **kw):
+        calls.append((A.dtype, B.dtype, C.dtype))
+        return real(A, B, C, *args, **kw)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_native, "gemm", spy)
+    try:
+        res = einplan.einsum("ij,jk->ik", a, b)
+    finally:
+        mp.undo()
+    assert calls == [(np.dtype(np.complex128),) * 3]
+    close(res, a @ b, np.complex128, 9)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_gemv_and_dot_shapes_stay_on_float_views(dt):
+    a, v = crand((30, 20), dt, 0), crand(20, dt, 1)
+    (step,) = gemm_steps(plan_for("ij,j->i", a, v))
+    assert step.complex_mode == "cc"
+    close(einplan.einsum("ij,j->i", a, v), a.astype(complex) @ v, dt, 20)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_front_ends(dt):
+    a, b = crand((5, 12, 13), dt, 0), crand((13, 7), dt, 1)
+    close(einplan.matmul(a, b), np.matmul(a, b), dt, 13)
+    close(einplan.dot(a, b), np.dot(a, b), dt, 13)
+    close(einplan.tensordot(a, b, 1), np.tensordot(a, b, 1), dt, 13)
+    close(einplan.inner(a, b.T), np.inner(a, b.T), dt, 13)
+    x, y = crand((6, 7), dt, 2), crand((7, 6), dt, 3)[::-1]
+    got = einplan.vdot(x, y)
+    assert got.dtype == np.dtype(dt)
+    close(got, np.vdot(x, y), dt, 42)
+    assert abs(einplan.vdot(x, y) - np.vdot(x.conj(), y)) > 1e-3  # conjugation matters
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_prepacked_complex_constant(dt):
+    """A complex constant B is packed once in the 1m form; calls (also with
+    other strides of the variable operand) equal numpy."""
+    W = crand((51, 30), dt, 0)
+    p = einplan.plan("bij,jk->bik", (7, 6, 51), W, constants=[1])
+    assert p.packed is not None and "prepacked" in p.describe()
+    x = crand((7, 6, 51), dt, 1)
+    close(p(x), np.einsum("bij,jk->bik", x, W.astype(complex)), dt, 51)
+    y = crand((7, 12, 51), dt, 2)[:, ::2]
+    close(p(y), np.einsum("bij,jk->bik", y, W.astype(complex)), dt, 51)
+
+
+# ---------------------------------------------------------------- explain
+
+def test_explain_names_the_complex_method():
+    a, b = crand((64, 64), np.complex64, 0), crand((64, 64), np.complex64, 1)
+    rep = einplan.explain("ij,jk->ik", a, b)
+    d = rep.to_dict()
+    (k,) = [s["kernel"] for s in d["steps"] if s.get("kernel")]
+    cm = k["complex_method"]
+    assert cm["method"] == "1m" and cm["real_gemms"] == 1
+    assert cm["real_shape"] == [64, 128, 128] and cm["flops"] == 8 * 64 ** 3
+    assert "1m method" in str(rep)
+    assert json.loads(rep.to_json())["steps"][0]["kernel"]["complex_method"]["method"] == "1m"
+    v = crand(64, np.complex64, 2)
+    d = einplan.explain("ij,j->i", a, v).to_dict()
+    (k,) = [s["kernel"] for s in d["steps"] if s.get("kernel")]
+    assert k["complex_method"]["method"] == "4m" and k["complex_method"]["real_gemms"] == 4
+
+
+# ---------------------------------------------------------------- promotion
+
+INF = np.inf
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("optimize", [True, False])
+def test_real_operand_is_promoted_to_complex(optimize):
+    """numpy multiplies the real operand's zero imaginary part: inf * 0 = nan."""
+    a = np.array([[INF + 0j, 1 + 1j]])
+    b = np.array([[1.0], [2.0]])
+    got = einplan.einsum("ij,jk->ik", a, b, optimize=optimize)
+    want = np.einsum("ij,jk->ik", a, b)            # inf+nanj
+    assert np.isinf(want.real[0, 0]) and np.isnan(want.imag[0, 0])
+    np.testing.assert_array_equal(got, want)
+    got = einplan.einsum("ij,jk->ik", b.T, a.T, optimize=optimize)
+    np.testing.assert_array_equal(got, np.einsum("ij,jk->ik", b.T, a.T))
+    # two real operands computed in complex: (inf+0j)(0+0j) = nan+nanj
+    x, y = np.array([[INF]]), np.array([[0.0]])
+    got = einplan.einsum("ij,jk->ik", x, y, dtype=complex, optimize=optimize)
+    assert np.isnan(got.real[0, 0]) and np.isnan(got.imag[0, 0])
+    np.testing.assert_array_equal(got, np.einsum("ij,jk->ik", x, y, dtype=complex))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("shape", [(4, 5, 6), (30, 20, 10), (1, 6, 8), (7, 6, 1), (3, 1, 4)])
+def test_promotion_random_nonfinite(shape):
+    """inf / nan in random places: einsum and matmul / dot give numpy's nan
+    pattern (einsum: plain sums; BLAS-backed functions: scaled by 1+0j)."""
+    M, Kx, N = shape
+    rng = np.random.default_rng(sum(shape))
+    for t in range(40):
+        a = rng.standard_normal((M, Kx)) + 1j * rng.standard_normal((M, Kx))
+        b = rng.standard_normal((Kx, N))
+        i, j = rng.integers(M), rng.integers(Kx)
+        v = rng.choice([INF, -INF, np.nan])
+        a[i, j] = complex(v, a[i, j].imag) if t % 2 else complex(a[i, j].real, v)
+        for got, want in [(einplan.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b)),
+                          (einplan.matmul(a, b), np.matmul(a, b)),
+                          (einplan.dot(a, b), np.dot(a, b)),
+                          (einplan.tensordot(a, b, 1), np.tensordot(a, b, 1))]:
+            for part in ("real", "imag"):
+                g, w = getattr(got, part), getattr(want, part)
+                assert np.array_equal(np.isnan(g), np.isnan(w)), (shape, t, part, got, want)
+                assert np.array_equal(np.isinf(g), np.isinf(w)), (shape, t, part, got, want)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_blas_front_ends_nan_semantics():
+    a = np.array([[INF + 0j, 1 + 1j]])
+    b = np.array([[1.0], [2.0]])
+    for name, args in [("matmul", (a, b)), ("dot", (a, b)), ("inner", (a, b.T)),
+                       ("tensordot", (a, b, 1)), ("vdot", (a, b))]:
+        got, want = getattr(einplan, name)(*args), getattr(np, name)(*args)
+        assert np.isnan(np.real(want)).all() and np.isnan(np.imag(want)).all(), name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    # matmul with a single product (k = 1) is numpy's plain product
+    x, y = np.array([[INF + 1j]]), np.array([[1 + 0j]])
+    np.testing.assert_array_equal(einplan.matmul(x, y), np.matmul(x, y))
