@@ -120,7 +120,7 @@ def _in_kernel(plan, arrays, alpha, beta, out):
     gemm = _step_gemm(step)
     alpha, beta = float(alpha), float(beta)
     mode = step.complex_mode
-    if not mode:
+    if mode in ("", "1m"):        # real, or complex by 1m: one kernel call
         gemm(A, B, C, alpha, beta)
         return C
     # complex C as its real and imaginary float views; real alpha, beta

@@ -234,7 +234,7 @@ def test_straddling_n_axis_runs_as_a_batch_loop(dtype):
     the kernel's NR, so 'a' becomes a batch loop (W read with stride 0) instead
     of NR panels straddling every run of b."""
     nr = _native.tile(np.dtype(dtype).type(0).real.dtype)[1]
-    b = nr * (128 // nr + 1) + nr // 2
+    b = nr * (128 // nr + 1) + nr // 4     # complex (1m): 2b reals, not a multiple either
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 20, b)).astype(dtype)
     w = rng.standard_normal((20, 7)).astype(dtype)
