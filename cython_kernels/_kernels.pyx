@@ -671,3 +671,4 @@ def may_overlap(cnp.ndarray a not None, cnp.ndarray b not None):
     _byte_bounds(a, &alo, &ahi)
     _byte_bounds(b, &blo, &bhi)
     return alo < ahi and blo < bhi and alo < bhi and blo < ahi
+include "_nest.pxi"

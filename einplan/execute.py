@@ -21,7 +21,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import _native
-from .plan import OUT, CastStep, GemmStep, ReduceStep
+from .plan import OUT, CastStep, GemmStep, NestStep, ReduceStep
 
 
 _NATIVE_GEMM = _native.gemm
@@ -74,6 +74,8 @@ def simple_runner(plan, with_out=False):
     if (plan.out_buffer is None) != with_out:
         return None
     step = plan.steps[0]
+    if isinstance(step, NestStep):
+        return _nest_runner(plan, step, with_out)
     if (not isinstance(step, GemmStep) or step.c != OUT or step.complex_mode
             or step.native is None):
         return None
@@ -103,6 +105,27 @@ def simple_runner(plan, with_out=False):
         gemm(operands[a], operands[b], C)
         return C[()] if scalar else C
     return run
+
+
+def _nest_runner(plan, step, with_out):
+    """The hot-path runner of a one-nest plan: compiled when it allocates the
+    output, a closure that checks out= for overlap otherwise."""
+    if step.dst != OUT or step.native is None:
+        return None
+    if not with_out:
+        buf = plan.out_buffer
+        return _native.nest_runner(step.native, step.inputs, buf.mem_shape, buf.view_axes,
+                                   plan.scalar_result)
+    call, idx = step.native, step.inputs
+    may_share = _native.may_overlap or np.may_share_memory
+
+    def run_out(operands, out):
+        ins = tuple([operands[i] for i in idx])
+        if any(may_share(out, x) for x in ins):
+            return run_plan(plan, operands, out)
+        call(ins, out)
+        return out
+    return run_out
 
 
 def run_plan(plan, operands, out=None):
@@ -144,6 +167,8 @@ def run_plan(plan, operands, out=None):
     for step in plan.steps:
         if isinstance(step, GemmStep):
             _run_gemm(step, slots, target, dtype)
+        elif isinstance(step, NestStep):
+            _run_nest(step, slots, target, dtype)
         elif isinstance(step, ReduceStep):
             res = _run_reduce(step, slots, target, dtype)
             if step.as_view:  # numpy returns a 0-d result as a scalar, views too
@@ -221,6 +246,19 @@ def _run_reduce(step, slots, target, dtype):
     else:
         np.copyto(dst, view, casting="unsafe")
     return dst
+
+
+def _run_nest(step, slots, target, dtype):
+    if step.dst == OUT:
+        dst = target
+    else:
+        dst = allocate(step.buffer, dtype)
+        slots[step.dst] = dst
+    call = step.native
+    if call is None:   # a plan made without the compiled kernels
+        _native._require()
+        raise RuntimeError("this plan's nest has no compiled descriptor")
+    call(tuple([slots[i] for i in step.inputs]), dst)
 
 
 def _step_gemm(step):
