@@ -165,6 +165,17 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             }
         }
     }
+    if (nm == 2) {
+        const T *x = p[0], *y = p[1];
+        ep_inc_t sx = s[0], sy = s[1];
+        if (first) for (; i < n; i++) o[i * so] = c * (x[i * sx] * y[i * sy]);
+        else for (; i < n; i++) o[i * so] += c * (x[i * sx] * y[i * sy]);
+    } else if (nm == 1) {
+        const T *x = p[0];
+        ep_inc_t sx = s[0];
+        if (first) for (; i < n; i++) o[i * so] = c * x[i * sx];
+        else for (; i < n; i++) o[i * so] += c * x[i * sx];
+    }
     for (; i < n; i++) {
         T v = 1;
         for (int j = 0; j < nm; j++) v *= p[j][i * s[j]];
@@ -265,6 +276,18 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                         T *o, ep_inc_t so, const T *cp, int first)
 {
     const T cr = cp[0], ci = cp[1];
+    if (nm == 2 && cr == 1 && ci == 0) {
+        const T *x = p[0], *y = p[1];
+        ep_inc_t sx = 2 * s[0], sy = 2 * s[1];
+        for (ep_dim_t i = 0; i < n; i++) {
+            T xr = x[i * sx], xi = x[i * sx + 1], yr = y[i * sy], yi = y[i * sy + 1];
+            T *d = o + 2 * i * so;
+            T vr = xr * yr - xi * yi, vi = xr * yi + xi * yr;
+            if (first) { d[0] = vr; d[1] = vi; }
+            else { d[0] += vr; d[1] += vi; }
+        }
+        return;
+    }
     for (ep_dim_t i = 0; i < n; i++) {
         T vr = cr, vi = ci;
         for (int j = 0; j < nm; j++) {
@@ -279,6 +302,60 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     }
 }
 #endif
+
+// R rows at once (the loop around the row, rows apart by rs[j] elements):
+// o[r*so] = (first and r's first visit ? 0 : o[r*so]) + row r's sum.  One
+// call per R rows: short rows ('...ij,j->...i' with j = 7) pay no per-row
+// dispatch.
+NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first)
+{
+    const T *q[EP_NEST_MAXIN];
+    int contig = 1;
+    for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    for (ep_dim_t r = 0; r < R; r++) {
+        for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
+        T res[2] = {0, 0};
+#if !CPX
+        if (contig && nm == 2 && n < 4 * VL) {
+            // a short dot: scalar, two accumulators
+            const T *x = q[0], *y = q[1];
+            T a0 = 0, a1 = 0;
+            ep_dim_t i = 0;
+            for (; i + 1 < n; i += 2) { a0 += x[i] * y[i]; a1 += x[i + 1] * y[i + 1]; }
+            if (i < n) a0 += x[i] * y[i];
+            res[0] = a0 + a1;
+        } else if (contig && nm == 1 && n < 4 * VL) {
+            const T *x = q[0];
+            T a0 = 0, a1 = 0;
+            ep_dim_t i = 0;
+            for (; i + 1 < n; i += 2) { a0 += x[i]; a1 += x[i + 1]; }
+            if (i < n) a0 += x[i];
+            res[0] = a0 + a1;
+        } else
+#endif
+            NT(row_sum)(nm, q, s, n, res);
+        T *d = o + (1 + CPX) * r * so;
+        int f = first && (r == 0 || so != 0);
+        d[0] = f ? res[0] : d[0] + res[0];
+#if CPX
+        d[1] = f ? res[1] : d[1] + res[1];
+#endif
+    }
+}
+
+// R elementwise rows: row r into o + r*sor (inputs rs[j] apart)
+NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, ep_inc_t sor,
+                         const T *cp, int first)
+{
+    const T *q[EP_NEST_MAXIN];
+    for (ep_dim_t r = 0; r < R; r++) {
+        for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
+        NT(row_prod)(nm, q, s, n, o + (1 + CPX) * r * sor, so, cp,
+                     first && (r == 0 || sor != 0));
+    }
+}
 
 #undef NT_FN
 #undef NT_VB

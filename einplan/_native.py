@@ -83,6 +83,7 @@ def nest_runner(call, idx, mem_shape, perm, scalar):
 # the einsum hot path's helpers (see api.py): None without a build
 call_key = getattr(_kernels, "call_key", None)
 may_overlap = getattr(_kernels, "may_overlap", None)
+operand_view = getattr(_kernels, "operand_view", None)
 
 
 def permute_copy(src, dst):

@@ -22,7 +22,7 @@ from .plan import KernelKind, NestLoop, NestStep
 
 LINE = 64                # bytes per cache line
 ROW_OVERHEAD = 48.0      # bytes-equivalent cost of starting a row (a call, a scale)
-TILE_BYTES = 16 * 1024   # a tile of each operand fits half the L1 together
+TILE_BYTES = 384 * 1024  # a tile of every operand fits in L2 together
 THREAD_WORK = 1 << 17    # element-operand visits worth one more thread
 MIN_GEMM_EDGE = 4        # m, n, k all at least this for the packed engine
 MAXIN = 8                # inputs of one nest (ep_nest.h)

@@ -470,7 +470,15 @@ def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
             del live[i]
         union = set().union(*picked)
         cost += _group_extent(union, sizes)
-        live.append(union & set(out_eff).union(*live))
+        kept = union & set(out_eff).union(*live)
+        if len(picked) == 2:
+            a, b2 = picked
+            m, n = (a - b2) & kept, (b2 - a) & kept
+            k = (a & b2) - kept
+            if choose_engine(_group_extent(m, sizes), _group_extent(n, sizes),
+                             _group_extent(k, sizes)) == "gemm":
+                return False   # a step of the path is worth a GEMM
+        live.append(kept)
     return _group_extent(set().union(*map(set, labels)), sizes) <= cost
 
 
