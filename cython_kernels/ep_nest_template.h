@@ -313,7 +313,31 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     const T *q[EP_NEST_MAXIN];
     int contig = 1;
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
-    for (ep_dim_t r = 0; r < R; r++) {
+    ep_dim_t r = 0;
+#if !CPX
+    if (nm == 2 && n <= NB && (n < 4 * VL || !contig)) {
+        // short or strided dots four rows at a time: four independent chains
+        ep_inc_t sx = s[0], sy = s[1];
+        for (; r + 4 <= R; r += 4) {
+            const T *x = p[0] + r * rs[0], *y = p[1] + r * rs[1];
+            ep_inc_t ax = rs[0], ay = rs[1];
+            T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            for (ep_dim_t i = 0; i < n; i++) {
+                a0 += x[i * sx] * y[i * sy];
+                a1 += x[i * sx + ax] * y[i * sy + ay];
+                a2 += x[i * sx + 2 * ax] * y[i * sy + 2 * ay];
+                a3 += x[i * sx + 3 * ax] * y[i * sy + 3 * ay];
+            }
+            T a[4] = {a0, a1, a2, a3};
+            for (int t = 0; t < 4; t++) {
+                T *d = o + (r + t) * so;
+                int f = first && (r + t == 0 || so != 0);
+                *d = f ? a[t] : *d + a[t];
+            }
+        }
+    }
+#endif
+    for (; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
         T res[2] = {0, 0};
 #if !CPX

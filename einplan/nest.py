@@ -24,6 +24,7 @@ LINE = 64                # bytes per cache line
 ROW_OVERHEAD = 48.0      # bytes-equivalent cost of starting a row (a call, a scale)
 TILE_BYTES = 384 * 1024  # a tile of every operand fits in L2 together
 THREAD_WORK = 1 << 17    # element-operand visits worth one more thread
+L2_RESIDENT = 256 * 1024  # an operand this small stays in cache however it is walked
 MIN_GEMM_EDGE = 4        # m, n, k all at least this for the packed engine
 MAXIN = 8                # inputs of one nest (ep_nest.h)
 
@@ -40,12 +41,15 @@ def choose_engine(m: int, n: int, k: int) -> str:
     return "gemm" if min(m, n, k) >= MIN_GEMM_EDGE else "nest"
 
 
-def _line_cost(strides, itemsize, extent):
+def _line_cost(strides, itemsize, extent, resident=()):
     """Cost of a loop as the row: cache-line bytes each operand touches per
-    element (the output's write counts twice), plus the row's start-up."""
+    element (the output's write counts twice; an operand that stays in L2
+    costs a quarter), plus the row's start-up."""
     cost = 0.0
     for j, s in enumerate(strides):
         w = min(abs(s) * itemsize, LINE)
+        if abs(s) > 1 and j < len(resident) and resident[j]:
+            w *= 0.25
         cost += 2 * w if j == len(strides) - 1 else w
     return cost + ROW_OVERHEAD / extent
 
@@ -59,7 +63,11 @@ def order_loops(table, itemsize):
     labels = sorted(table, key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
     if not labels:
         return labels
-    row = min(reversed(labels), key=lambda c: _line_cost(table[c][1], itemsize, table[c][0]))
+    nops = len(next(iter(table.values()))[1])
+    resident = [math.prod(table[c][0] for c in table if table[c][1][j] != 0) * itemsize
+                <= L2_RESIDENT for j in range(nops)]
+    row = min(reversed(labels),
+              key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident))
     labels.remove(row)
     return labels + [row]
 

@@ -414,6 +414,11 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
             # follow the operand's memory order (numpy 'K')
             st = {c: abs(s) for c, s in zip(out_eff, src_strides)}
             buf = Buffer(shape, tuple(sorted(range(nd), key=lambda i: -st.get(spec.output[i], 0))))
+        elif options.order == "K" and nest_dtype_ok(dtype):
+            # a sum: numpy's 'K' layout, so the nest's rows write unit-stride
+            k_order = numpy_k_order(spec, (info,), out_eff)
+            mem = [c for c in spec.output if c not in k_order] + list(k_order)
+            buf = Buffer(shape, tuple(spec.output.index(c) for c in mem))
         else:
             buf = Buffer(shape, tuple(range(nd)))
     kind = KernelKind.REDUCE if summed else KernelKind.COPY
