@@ -168,11 +168,32 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     if (nm == 2) {
         const T *x = p[0], *y = p[1];
         ep_inc_t sx = s[0], sy = s[1];
+        for (; i + 4 <= n; i += 4) {
+            T v0 = c * (x[i * sx] * y[i * sy]), v1 = c * (x[(i + 1) * sx] * y[(i + 1) * sy]);
+            T v2 = c * (x[(i + 2) * sx] * y[(i + 2) * sy]);
+            T v3 = c * (x[(i + 3) * sx] * y[(i + 3) * sy]);
+            if (!first) {
+                v0 += o[i * so]; v1 += o[(i + 1) * so];
+                v2 += o[(i + 2) * so]; v3 += o[(i + 3) * so];
+            }
+            o[i * so] = v0; o[(i + 1) * so] = v1; o[(i + 2) * so] = v2; o[(i + 3) * so] = v3;
+        }
         if (first) for (; i < n; i++) o[i * so] = c * (x[i * sx] * y[i * sy]);
         else for (; i < n; i++) o[i * so] += c * (x[i * sx] * y[i * sy]);
     } else if (nm == 1) {
+        // loads of four elements ahead of their stores (no store-to-load
+        // stalls between a strided read and the unit-stride writes)
         const T *x = p[0];
         ep_inc_t sx = s[0];
+        for (; i + 4 <= n; i += 4) {
+            T v0 = c * x[i * sx], v1 = c * x[(i + 1) * sx];
+            T v2 = c * x[(i + 2) * sx], v3 = c * x[(i + 3) * sx];
+            if (!first) {
+                v0 += o[i * so]; v1 += o[(i + 1) * so];
+                v2 += o[(i + 2) * so]; v3 += o[(i + 3) * so];
+            }
+            o[i * so] = v0; o[(i + 1) * so] = v1; o[(i + 2) * so] = v2; o[(i + 3) * so] = v3;
+        }
         if (first) for (; i < n; i++) o[i * so] = c * x[i * sx];
         else for (; i < n; i++) o[i * so] += c * x[i * sx];
     }
