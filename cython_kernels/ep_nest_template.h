@@ -324,6 +324,9 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 }
 #endif
 
+NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first);
+
 // R rows at once (the loop around the row, rows apart by rs[j] elements):
 // o[r*so] = (first and r's first visit ? 0 : o[r*so]) + row r's sum.  One
 // call per R rows: short rows ('...ij,j->...i' with j = 7) pay no per-row
@@ -334,6 +337,26 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     const T *q[EP_NEST_MAXIN];
     int contig = 1;
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    if (nm == 2 && n <= NB && R >= 4 && !contig) {
+        // a GEMV's dot form with a strided vector: the vector is the same
+        // for every row, so gather it once and run the rows contiguous
+        int v = rs[0] == 0 ? 0 : rs[1] == 0 ? 1 : -1;
+        if (v >= 0 && s[1 - v] == 1) {
+            T buf[(1 + CPX) * NB];
+            for (ep_dim_t i = 0; i < n; i++) {
+                buf[(1 + CPX) * i] = p[v][(1 + CPX) * i * s[v]];
+#if CPX
+                buf[2 * i + 1] = p[v][2 * i * s[v] + 1];
+#endif
+            }
+            const T *pp[2];
+            ep_inc_t ss[2] = {1, 1};
+            pp[v] = buf;
+            pp[1 - v] = p[1 - v];
+            NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first);
+            return;
+        }
+    }
     ep_dim_t r = 0;
 #if !CPX
     if (nm == 2 && n <= NB && (n < 4 * VL || !contig)) {

@@ -109,6 +109,11 @@ def test_rows_and_tiles(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 2, [(m, n, 1, 0), (n, 1, m, 1)], tile=tile)(
                 (A, B), o, isa=isa)
             _close(o, (A * B.T).sum(0), dtype, m)
+        # a GEMV's dot form with a strided vector shared by every row
+        v = _rand(rng, 2 * n, dtype)
+        o = np.empty(m, dtype)
+        _native.prepare_nest(dtype, 2, [(m, n, 0, 1), (n, 1, 2, 0)])((A, v), o, isa=isa)
+        _close(o, A @ v[::2], dtype, n)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
