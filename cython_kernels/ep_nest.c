@@ -221,6 +221,7 @@ typedef struct {
     int nf, fx[EP_NEST_MAXIN];       // inputs constant along it
     ep_inc_t ms[EP_NEST_MAXIN];      // the moving inputs' row strides
     ep_inc_t so;                     // the output's row stride
+    int split;                       // the loop shared out (-1: one thread runs all)
 } ep_nest_ctx_t;
 
 static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_dim_t n, int first)
@@ -268,7 +269,7 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
     const ep_nest_desc_t *d = c->d;
     int nops = c->nin + 1, es = c->es;
     if (dpt >= c->inner) {
-        if (c->inner >= 0 && d->split == c->inner)
+        if (c->inner >= 0 && c->split == c->inner)
             ep_row(c, ptr, lo, hi - lo, first && (lo == 0 || c->so != 0));
         else
             ep_row(c, ptr, 0, c->inner >= 0 ? d->extent[c->inner] : 1, first);
@@ -280,8 +281,8 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         // in cache while the other axis runs
         ep_dim_t E0 = d->extent[dpt], E1 = d->extent[c->inner], t = d->tile;
         ep_inc_t so0 = d->stride[c->nin][dpt];
-        ep_dim_t i_lo = dpt == d->split ? lo : 0, i_hi = dpt == d->split ? hi : E0;
-        ep_dim_t j_lo = c->inner == d->split ? lo : 0, j_hi = c->inner == d->split ? hi : E1;
+        ep_dim_t i_lo = dpt == c->split ? lo : 0, i_hi = dpt == c->split ? hi : E0;
+        ep_dim_t j_lo = c->inner == c->split ? lo : 0, j_hi = c->inner == c->split ? hi : E1;
         for (ep_dim_t i0 = i_lo; i0 < i_hi; i0 += t) {
             ep_dim_t i1 = i0 + t < i_hi ? i0 + t : i_hi;
             for (ep_dim_t j0 = j_lo; j0 < j_hi; j0 += t) {
@@ -320,9 +321,9 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         return;
     }
     ep_dim_t e = d->extent[dpt];
-    ep_dim_t i0 = dpt == d->split ? lo : 0, i1 = dpt == d->split ? hi : e;
+    ep_dim_t i0 = dpt == c->split ? lo : 0, i1 = dpt == c->split ? hi : e;
     ep_inc_t so = d->stride[c->nin][dpt];
-    if (dpt == c->inner - 1 && c->nf == 0 && c->nm > 0 && d->split != c->inner) {
+    if (dpt == c->inner - 1 && c->nf == 0 && c->nm > 0 && c->split != c->inner) {
         // the loop around the row in one call: no per-row dispatch
         const void *p[EP_NEST_MAXIN];
         ep_inc_t rs[EP_NEST_MAXIN];
@@ -388,9 +389,9 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
     base[d->nin] = (char *)d->out;
 
     int nt = ep_nest_threads(d);
+    c.split = nt > 1 ? d->split : -1;
     if (nt <= 1) {
-        ep_dim_t all = d->split >= 0 && d->split < d->ndim ? d->extent[d->split] : 0;
-        ep_rec(&c, 0, base, 1, 0, all);
+        ep_rec(&c, 0, base, 1, 0, 0);
         return EP_OK;
     }
     int reduce_all = 1;

@@ -105,17 +105,19 @@ def _tile_edge(loops, itemsize):
 
 
 def _split(loops, nin, threads_cap):
-    """The loop threads share out: the outermost one the output varies along
-    (disjoint writes) with extent >= 2, or -- when the output is a scalar --
-    the outermost loop (per-thread partial sums)."""
+    """The loop threads share out: the outermost one around the row the
+    output varies along (disjoint writes) with extent >= 2, or -- when the
+    output is a scalar -- the outermost loop (per-thread partial sums)."""
     if threads_cap <= 1:
         return -1
     if all(lp.strides[-1] == 0 for lp in loops):
         return 0 if loops else -1
-    for i, lp in enumerate(loops):
+    for i, lp in enumerate(loops[:-1]):
         if lp.strides[-1] != 0 and lp.extent >= 2:
             return i
-    return -1
+    # the row itself only when it is the only loop (splitting it costs a
+    # dispatch per row)
+    return 0 if len(loops) == 1 else -1
 
 
 def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None):
