@@ -24,7 +24,8 @@ KERNEL_DIR = "cython_kernels"
 # One table of C sources: the framework (ISA-free), the portable kernels, and
 # the x86 kernels (one file per ISA x dtype, each with its own target pragma).
 C_SOURCES = [
-    "ep_copy.c", "ep_dispatch.c", "ep_gemm.c", "ep_pack.c", "ep_small.c", "ep_threads.c",
+    "ep_copy.c", "ep_dispatch.c", "ep_gemm.c", "ep_nest.c", "ep_pack.c", "ep_small.c",
+    "ep_threads.c",
     "ukr/ep_ukr_ref.c",
 ]
 X86_SOURCES = [

@@ -709,3 +709,35 @@ def may_overlap(cnp.ndarray a not None, cnp.ndarray b not None):
     _byte_bounds(a, &alo, &ahi)
     _byte_bounds(b, &blo, &bhi)
     return alo < ahi and blo < bhi and alo < bhi and blo < ahi
+include "_nest.pxi"
+
+
+from cpython.ref cimport Py_INCREF, PyObject, PyTypeObject
+
+cdef extern from "numpy/arrayobject.h":
+    PyTypeObject PyArray_Type
+    object PyArray_NewFromDescr(PyTypeObject *subtype, void *descr, int nd,
+                                cnp.npy_intp *dims, cnp.npy_intp *strides, void *data,
+                                int flags, PyObject *obj)
+
+
+def operand_view(cnp.ndarray src not None, shape, strides):
+    """A view of ``src`` from its data pointer with these shape and byte
+    strides (a diagonal 'ii->i', a permutation 'ij->ji'), as numpy.einsum
+    returns it: its base is src's (views collapse to the owner), writeable
+    exactly when src is.  The caller's shape and strides stay inside src."""
+    cdef int nd = len(shape), j
+    cdef cnp.npy_intp dims[64]
+    cdef cnp.npy_intp st[64]
+    if nd > 64 or len(strides) != nd:
+        raise ValueError("operand_view takes at most 64 axes and a stride for each")
+    for j in range(nd):
+        dims[j] = shape[j]
+        st[j] = strides[j]
+    descr = src.dtype
+    Py_INCREF(descr)   # PyArray_NewFromDescr steals it
+    cdef int flags = cnp.NPY_ARRAY_WRITEABLE if cnp.PyArray_ISWRITEABLE(src) else 0
+    view = PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims, st,
+                                cnp.PyArray_DATA(src), flags, NULL)
+    cnp.set_array_base(<cnp.ndarray>view, src)
+    return view

@@ -68,9 +68,22 @@ def prepare_gemm(dtype, m, n, k, batch=()):
     return _require().GemmCall(dtype, tuple(m), tuple(n), tuple(k), tuple(batch))
 
 
+def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0):
+    """A NestCall: ``out = sum prod(inputs)`` over ``loops`` (outer to inner,
+    each (extent, stride per input, stride of the output), in elements),
+    validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h)."""
+    return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile)
+
+
+def nest_runner(call, idx, mem_shape, perm, scalar):
+    """A compiled whole-call runner for a one-nest plan (see _kernels.NestRunner)."""
+    return _require().NestRunner(call, idx, mem_shape, perm, scalar)
+
+
 # the einsum hot path's helpers (see api.py): None without a build
 call_key = getattr(_kernels, "call_key", None)
 may_overlap = getattr(_kernels, "may_overlap", None)
+operand_view = getattr(_kernels, "operand_view", None)
 
 
 def permute_copy(src, dst):

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import _native
-from .plan import OUT, CastStep, GemmStep, ReduceStep
+from .plan import OUT, CastStep, GemmStep, NestStep, ReduceStep
 
 
 _NATIVE_GEMM = _native.gemm
@@ -72,9 +72,14 @@ def simple_runner(plan, with_out=False):
     (run_plan handles everything)."""
     if plan.fallback is not None or len(plan.steps) != 1 or plan.out_cast:
         return None
+    step = plan.steps[0]
+    if (isinstance(step, ReduceStep) and step.as_view and not with_out
+            and _native.operand_view is not None):
+        return _view_runner(plan, step)
     if (plan.out_buffer is None) != with_out:
         return None
-    step = plan.steps[0]
+    if isinstance(step, NestStep):
+        return _nest_runner(plan, step, with_out)
     if (not isinstance(step, GemmStep) or step.c != OUT or step.complex_mode not in ("", "1m")
             or step.native is None):
         return None
@@ -104,6 +109,43 @@ def simple_runner(plan, with_out=False):
         gemm(operands[a], operands[b], C)
         return C[()] if scalar else C
     return run
+
+
+def _view_runner(plan, step):
+    """'ii->i', 'ijk->kji': the operand's view, made in C (numpy's own cost)."""
+    sizes = dict(zip(step.src_labels, step.src_shape))
+    st = dict(zip(step.src_labels, step.src_strides))
+    shape = tuple(sizes.get(c, 1) for c in step.dst_labels)
+    strides = tuple(st.get(c, 0) for c in step.dst_labels)
+    view, src, scalar = _native.operand_view, step.src, plan.scalar_result
+
+    def run(operands):
+        a = operands[src]
+        item = a.itemsize
+        res = view(a, shape, [s * item for s in strides])
+        return res[()] if scalar else res
+    return run
+
+
+def _nest_runner(plan, step, with_out):
+    """The hot-path runner of a one-nest plan: compiled when it allocates the
+    output, a closure that checks out= for overlap otherwise."""
+    if step.dst != OUT or step.native is None:
+        return None
+    if not with_out:
+        buf = plan.out_buffer
+        return _native.nest_runner(step.native, step.inputs, buf.mem_shape, buf.view_axes,
+                                   plan.scalar_result)
+    call, idx = step.native, step.inputs
+    may_share = _native.may_overlap or np.may_share_memory
+
+    def run_out(operands, out):
+        ins = tuple([operands[i] for i in idx])
+        if any(may_share(out, x) for x in ins):
+            return run_plan(plan, operands, out)
+        call(ins, out)
+        return out
+    return run_out
 
 
 def run_plan(plan, operands, out=None):
@@ -145,6 +187,8 @@ def run_plan(plan, operands, out=None):
     for step in plan.steps:
         if isinstance(step, GemmStep):
             _run_gemm(step, slots, target, dtype)
+        elif isinstance(step, NestStep):
+            _run_nest(step, slots, target, dtype)
         elif isinstance(step, ReduceStep):
             res = _run_reduce(step, slots, target, dtype)
             if step.as_view:  # numpy returns a 0-d result as a scalar, views too
@@ -222,6 +266,19 @@ def _run_reduce(step, slots, target, dtype):
     else:
         np.copyto(dst, view, casting="unsafe")
     return dst
+
+
+def _run_nest(step, slots, target, dtype):
+    if step.dst == OUT:
+        dst = target
+    else:
+        dst = allocate(step.buffer, dtype)
+        slots[step.dst] = dst
+    call = step.native
+    if call is None:   # a plan made without the compiled kernels
+        _native._require()
+        raise RuntimeError("this plan's nest has no compiled descriptor")
+    call(tuple([slots[i] for i in step.inputs]), dst)
 
 
 def _step_gemm(step):

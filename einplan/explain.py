@@ -63,7 +63,7 @@ from .frontends import (dot_spec, inner_spec, matmul_spec, outer_spec, tensordot
                         vdot_spec)
 from .layout import HOLDERS
 from .operands import OperandInfo, describe
-from .plan import OUT, CastStep, GemmStep, KernelKind, ReduceStep, Role
+from .plan import OUT, CastStep, GemmStep, KernelKind, NestStep, ReduceStep, Role
 from .planner import Options, make_plan
 from .roles import diagonal_view
 from .spec import is_ellipsis_label, parse_spec
@@ -165,7 +165,8 @@ _ARRAY_DESC = _obj({"index": _OPT_INT, "term": _STR, "shape": _INTS, "dtype": _S
                     "layout": _STR, "bytes": _INT, "given_as": _STR})
 _ROLE_ROW = _obj({"index": _STR, "extent": _INT,
                   "role": {"type": "string", "enum": ["batch", "m", "n", "k", "diagonal",
-                                                      "summed-first", "size-1", "kept"]},
+                                                      "summed-first", "size-1", "kept",
+                                                      "summed"]},
                   "stride_a": _OPT_INT, "stride_b": _OPT_INT, "stride_c": _OPT_INT,
                   "group": _OPT_STR, "merged": _BOOL,
                   "notes": {"type": "array", "items": _STR}})
@@ -635,14 +636,16 @@ class _Builder:
                 sd = self.gemm_step(i, step)
             elif isinstance(step, ReduceStep):
                 sd = self.reduce_step(i, step)
+            elif isinstance(step, NestStep):
+                sd = self.nest_step(i, step)
             elif isinstance(step, CastStep):
                 sd = self.cast_step(i, step)
             else:  # pragma: no cover - a new step type
                 continue
             steps.append(sd)
             if sd["kind"] != "view":
-                path.append({"step": i, "operands": [x["source"] for x in (sd["a"], sd["b"])
-                                                     if x is not None],
+                path.append({"step": i, "operands": [x["source"] for x in sd.get(
+                                 "inputs", (sd["a"], sd["b"])) if x is not None],
                              "result": sd["c"]["term"],
                              "result_shape": [self.sizes[c] for c in self.slot_labels.get(
                                  self._slot_of(sd["c"]), "")],
@@ -1090,6 +1093,71 @@ class _Builder:
                 "loop_alternative": None, "orientation": None, "kernel": kernel,
                 "cost": self.cost_dict(pred, 1), "text": []}
 
+    def nest_step(self, i, step: NestStep) -> dict:
+        """A loop-nest step: its loops (outer to inner), the row kernel, tiles,
+        threads, and its cost as a stream over every operand once."""
+        sizes = self.sizes
+        if step.dst != OUT:
+            self.slot_strides[step.dst] = dict(zip(step.out_labels, step.buffer.strides))
+            self.slot_labels[step.dst] = step.out_labels
+            srcs = " x ".join(self.slot_source.get(s, f"slot {s}") for s in step.inputs)
+            self.slot_source[step.dst] = f"nest of {srcs}"
+            self.copies.append({"what": f"step {i + 1}: intermediate '{self.d(step.out_labels)}'",
+                                "bytes": _prod(step.buffer.shape) * self.dtype.itemsize,
+                                "why": "result of a pairwise step, read by a later one"})
+        ins = [self.slot_desc(s) for s in step.inputs]
+        names = [f"in{j}" for j in range(len(step.inputs))] + ["out"]
+        loops = [{"labels": self.d(lp.labels), "extent": int(lp.extent),
+                  "strides": dict(zip(names, (int(v) for v in lp.strides))),
+                  "reduces": lp.reduces} for lp in step.loops]
+        threads = step.native.threads() if step.native is not None else 1
+        split = self.d(step.loops[step.split].labels) if step.split >= 0 else None
+        row = step.loops[-1] if step.loops else None
+        rows = []
+        for lp in step.loops:   # one row per (merged) loop, outer to inner
+            notes = [f"diagonal of slot {s}: the repeated strides summed (a view)"
+                     for s, lab in zip(step.inputs, step.in_labels)
+                     if set(lp.labels) & set(self.diag.get(s, "")) and set(lp.labels) & set(lab)]
+            rows.append({"index": self.d(lp.labels), "extent": int(lp.extent),
+                         "role": "summed" if lp.reduces else "kept",
+                         "stride_a": int(lp.strides[0]),
+                         "stride_b": int(lp.strides[1]) if len(step.inputs) > 1 else None,
+                         "stride_c": int(lp.strides[-1]), "group": None,
+                         "merged": len(lp.labels) > 1, "notes": notes})
+        item = self.dtype.itemsize
+        strided = step.row.endswith("strided")
+        pred = model.predict_stream(self.mach, step.bytes_moved, step.flops,
+                                    overhead_call=self.price_flag(), strided=strided)
+        if threads > 1:
+            pred = model.Prediction(pred.flops, pred.bytes_moved, 0.0, 0.0, 0.0,
+                                    pred.t_memory / threads, pred.t_overhead,
+                                    pred.t_memory / threads + pred.t_overhead, pred.bound,
+                                    1.0, threads)
+        order = " > ".join(f"{lp['labels']}:{lp['extent']}" for lp in loops) or "(none)"
+        what = (f"loop nest over {' x '.join(x['source'] for x in ins)}: loops {order} "
+                f"(outer to inner), row kernel {step.row}"
+                + (f" vectorised along '{self.d(row.labels)}'" if row is not None
+                   and step.row.endswith("contig") else "")
+                + (f", {step.tile}x{step.tile} tiles over the two innermost loops"
+                   if step.tile else "")
+                + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread"))
+        kernel = {"kind": "nest", "isa": _native.isa() if _native.available() else None,
+                  "mr": None, "nr": None, "mc": None, "kc": None, "nc": None,
+                  "threads": threads, "parallel_loop": split if threads > 1 else "none",
+                  "gemms": 0, "real_gemms_per_gemm": 0, "tiles": 0, "fringe_tiles": 0,
+                  "bytes_packed": 0, "pack_a": None, "pack_b": None}
+        nest = {"engine": step.engine, "loops": loops, "row": step.row,
+                "vectorised": self.d(row.labels) if row is not None else None,
+                "tile": step.tile, "split": split, "threads": threads,
+                "max_threads": step.threads, "bytes_moved": step.bytes_moved,
+                "itemsize": item}
+        return {"index": i, "kind": step.kind.value, "what": what, "engine": "nest",
+                "a": ins[0], "b": ins[1] if len(ins) > 1 else None, "inputs": ins,
+                "c": self.slot_desc(step.dst), "roles": rows, "groups": {}, "merges": [],
+                "not_merged": [], "panel_loops": [], "loop_alternative": None,
+                "orientation": None, "kernel": kernel, "nest": nest,
+                "cost": self.cost_dict(pred, threads), "text": []}
+
     def cast_step(self, i, step: CastStep) -> dict:
         info = self.infos[step.slot] if step.slot < self.n_inputs else None
         n = _prod(info.shape) if info is not None else 0
@@ -1213,6 +1281,8 @@ def _measure(spec, ops, out_op, options, data, min_runs=5, max_runs=25, budget_s
             "pct_peak": 100.0 * gf / peak if peak else None, "predicted_s": pred,
             "measured_over_predicted": med / pred if pred else None,
             "load_average": load,
+            "pct_bandwidth": (100.0 * moved / med / 1e9 / data["machine"]["bandwidth_gbs"]
+                              if med > 0 and data["machine"].get("bandwidth_gbs") else None),
             "busy": bool(load is not None and load > 0.75 * ncpu)}
 
 
@@ -1278,7 +1348,21 @@ def render_text(d: dict) -> str:
                          f"{f(r['stride_a']):>10}{f(r['stride_b']):>10}{f(r['stride_c']):>10}"
                          f"  {r['group'] or ''}" + (f"  ({'; '.join(r['notes'])})"
                                                      if r["notes"] else ""))
-        if s["kind"] in ("gemm", "gemv", "dot", "outer", "batch_only"):
+        if s.get("nest") is not None:
+            nst = s["nest"]
+            L.append("  nest       loops, outer to inner (element strides per operand):")
+            for lp in nst["loops"]:
+                st = " ".join(f"{k}={v}" for k, v in lp["strides"].items())
+                L.append(f"    {lp['labels']:<8}{lp['extent']:>10}  {st}"
+                         + ("  (summed)" if lp["reduces"] else ""))
+            L.append(f"  kernel     nest, {s['kernel']['isa']}, row {nst['row']}"
+                     + (f", vectorised along '{nst['vectorised']}'"
+                        if nst["row"].endswith("contig") else "")
+                     + (f", tiles {nst['tile']}x{nst['tile']}" if nst["tile"] else ", no tiles")
+                     + f"; {nst['threads']} thread(s)"
+                     + (f" over '{nst['split']}'" if nst["threads"] > 1 else "")
+                     + f" (at most {nst['max_threads']} worth it)")
+        elif s["kind"] in ("gemm", "gemv", "dot", "outer", "batch_only"):
             mnk = s["shape_mnk"]
             L.append(f"  shape      batch {mnk['batch']}, m {mnk['m']}, n {mnk['n']}, "
                      f"k {mnk['k']}")
@@ -1362,6 +1446,8 @@ def render_text(d: dict) -> str:
         rate = (f"{m['gflops']:.1f} GFLOP/s" + (f", {m['pct_peak']:.0f}% of peak"
                                                  if m["pct_peak"] is not None else "")
                 if tot["flops"] else f"{m['gbytes_per_s']:.1f} GB/s moved")
+        if m.get("pct_bandwidth") is not None:
+            rate += f" ({m['gbytes_per_s']:.1f} GB/s, {m['pct_bandwidth']:.0f}% of bandwidth)"
         L.append(f"measured   median {_fmt_time(m['median_s'])} of {m['runs']} runs "
                  f"(min {_fmt_time(m['min_s'])}) = {rate}"
                  + (f"; predicted {_fmt_time(m['predicted_s'])} "

@@ -33,6 +33,7 @@ class KernelKind(enum.Enum):
     BATCH_ONLY = "batch_only"  # elementwise: at most batch plus one of m/n, k empty
     REDUCE = "reduce"          # numpy sum over a (diagonal) view
     COPY = "copy"              # cast copy, or a view copied into out=
+    PRODUCT = "product"        # three or more operands in one loop nest
     FALLBACK_NUMPY = "fallback_numpy"
 
 
@@ -139,6 +140,7 @@ class CastStep:
     slot: int
     dtype: str
     kind: KernelKind = KernelKind.COPY
+    engine: str = "numpy"
 
     def __str__(self):
         return f"cast slot {self.slot} -> {self.dtype} (copy)"
@@ -165,6 +167,7 @@ class ReduceStep:
     kind: KernelKind = KernelKind.REDUCE
     as_view: bool = False
     cast_to: str = ""   # dtype of the result when it differs from the source's
+    engine: str = "numpy"
 
     def __str__(self):
         what = "view" if self.as_view else self.kind.value
@@ -207,6 +210,7 @@ class GemmStep:
     # the compiled descriptor (_native.prepare_gemm), validated once when
     # the plan is made; not part of the plan's identity
     native: object = field(default=None, compare=False, repr=False)
+    engine: str = "gemm"
 
     def groups(self):
         """(m, n, k, batch) as _native.gemm takes them: float-view strides,
@@ -223,6 +227,61 @@ class GemmStep:
         sw = " (swapped)" if self.swapped else ""
         return (f"{self.kind.value}: A=slot {self.a} B=slot {self.b}{sw} -> {dst} "
                 f"{self.batch} {self.m} {self.n} {self.k}{cx}")
+
+
+@dataclass(frozen=True)
+class NestLoop:
+    """One (possibly merged) loop of a NestStep: ``labels`` outer to inner,
+    one element stride per input, then the output's (0: the operand does not
+    vary along it -- a broadcast input, or a loop the output sums over)."""
+    labels: str
+    extent: int
+    strides: tuple[int, ...]
+
+    @property
+    def reduces(self) -> bool:
+        return self.strides[-1] == 0
+
+
+@dataclass(frozen=True)
+class NestStep:
+    """One sum of products run by the loop-nest engine (``_native.nest``).
+
+    ``loops`` run outer to inner; the innermost is the row its kernel runs
+    ('sum': the output's stride is 0 there, a reduction; 'prod': elementwise
+    into the output), SIMD when every moving operand has unit stride there
+    ('contig') and a gather otherwise ('strided').  ``tile`` > 0: the two
+    innermost loops run in square tiles of that edge.  ``split``: the loop
+    threads share out (-1: none), ``threads``: the most worth using (the
+    library's setting caps it at run time).
+    """
+    kind: KernelKind
+    inputs: tuple[int, ...]
+    dst: int
+    in_labels: tuple[str, ...]
+    out_labels: str
+    loops: tuple[NestLoop, ...]
+    row: str
+    tile: int = 0
+    split: int = -1
+    threads: int = 1
+    buffer: Buffer | None = None
+    bytes_moved: int = 0
+    flops: int = 0
+    engine: str = "nest"
+    native: object = field(default=None, compare=False, repr=False)
+
+    @property
+    def order(self) -> str:
+        return " ".join(lp.labels for lp in self.loops)
+
+    def __str__(self):
+        dst = "out" if self.dst == OUT else f"slot {self.dst}"
+        src = ",".join(f"slot {s} '{lab}'" for s, lab in zip(self.inputs, self.in_labels))
+        loops = " ".join(f"{lp.labels}:{lp.extent}" for lp in self.loops) or "()"
+        extra = f" tile={self.tile}" if self.tile else ""
+        return (f"{self.kind.value} (nest): {src} -> {dst} '{self.out_labels}' "
+                f"loops=({loops}) row={self.row}{extra} threads<={self.threads}")
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,10 @@ import numpy as np
 
 from . import _native
 from .layout import loop_straddling_axes, merge_axes
+from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
 from .operands import check_options, check_span, optimize_key, plan_key, resolve_dtype
 from .path import pairwise_path
-from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, Plan,
+from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, NestStep, Plan,
                    ReduceStep)
 from .roles import assign_roles, diagonal_view, presum_labels
 
@@ -59,15 +60,22 @@ class Options:
                    optimize_key(optimize))
 
 
-def make_plan(spec, infos, options: Options = Options(), out_info=None) -> Plan:
-    """The Plan for ``spec`` on operands described by ``infos`` (cached)."""
+def make_plan(spec, infos, options: Options = Options(), out_info=None,
+              gemm_only: bool = False) -> Plan:
+    """The Plan for ``spec`` on operands described by ``infos`` (cached).
+
+    ``gemm_only``: every pairwise step on the packed GEMM engine (a plan
+    whose constant operand is packed once needs its GEMM).
+    """
     key = plan_key(spec.inputs, spec.output, infos, out_info, options)
+    if gemm_only:
+        key += ("gemm_only",)
     with _cache_lock:
         plan = _cache.get(key)
         if plan is not None:
             _cache.move_to_end(key)
             return plan
-    plan = _build_plan(spec, infos, options, out_info)
+    plan = _build_plan(spec, infos, options, out_info, gemm_only)
     with _cache_lock:
         _cache[key] = plan
         while len(_cache) > CACHE_SIZE:
@@ -131,7 +139,7 @@ def _letters(spec) -> str:
     return ",".join(tr(t) for t in spec.inputs) + "->" + tr(spec.output)
 
 
-def _build_plan(spec, infos, options, out_info) -> Plan:
+def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
     sizes = spec.sizes
     for i, info in enumerate(infos):
         check_span(info, f"operand {i}")
@@ -155,7 +163,7 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
         if info.strides is None or not info.aligned:
             return _fallback(spec, shape, dtype, options, "operand not addressable in elements")
         plan = _single_operand(spec, info, dtype, options, out_info, shape)
-        if plan.steps[0].as_view or dtype in _NATIVE or dtype in _COMPLEX:
+        if getattr(plan.steps[0], "as_view", False) or dtype in _NATIVE or dtype in _COMPLEX:
             return plan
         return _fallback(spec, shape, dtype, options, f"dtype {dtype} has no native kernel")
 
@@ -171,6 +179,7 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
         return _fallback(spec, shape, dtype, options, "zero-size dimension")
 
     b = _Builder(spec, infos, options, out_info)
+    b.gemm_only = gemm_only
     if out_info is None and options.order == "K":
         b.k_order = numpy_k_order(spec, infos, out_eff_labels(spec))
     is_complex = dtype in _COMPLEX
@@ -181,6 +190,10 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
 
     # 2b: local views, casts, pre-sums
     views = [diagonal_view(t, i.shape, i.strides) for t, i in zip(spec.inputs, infos)]
+
+    # 2f: the whole call as one loop nest when no step of it is worth a GEMM
+    if _whole_call_nest(b, views, infos, dtype, out_eff):
+        return _nest_plan(b, views, dtype, shape, out_eff)
     live = []
     for j, (v, info) in enumerate(zip(views, infos)):
         others = [w.labels for i2, w in enumerate(views) if i2 != j]
@@ -249,8 +262,12 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
                 x = _reduce(b, x, roles.presum_a, None)
             if roles.presum_b:
                 y = _reduce(b, y, roles.presum_b, None)
-            x, ob = _gemm_step(b, x, y, c_labels, out_fixed if final else None,
-                               final, is_complex, spec.output)
+            if _step_engine(b, x, y, c_labels, is_complex) == "nest":
+                x, ob = _nest_pair_step(b, x, y, c_labels, out_fixed if final else None,
+                                        final, dtype, spec.output)
+            else:
+                x, ob = _gemm_step(b, x, y, c_labels, out_fixed if final else None,
+                                   final, is_complex, spec.output)
             if final and out_fixed is None:
                 out_buffer = ob
         live.append(x)
@@ -396,14 +413,151 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
             # follow the operand's memory order (numpy 'K')
             st = {c: abs(s) for c, s in zip(out_eff, src_strides)}
             buf = Buffer(shape, tuple(sorted(range(nd), key=lambda i: -st.get(spec.output[i], 0))))
+        elif options.order == "K" and nest_dtype_ok(dtype):
+            # a sum: numpy's 'K' layout, so the nest's rows write unit-stride
+            k_order = numpy_k_order(spec, (info,), out_eff)
+            mem = [c for c in spec.output if c not in k_order] + list(k_order)
+            buf = Buffer(shape, tuple(spec.output.index(c) for c in mem))
         else:
             buf = Buffer(shape, tuple(range(nd)))
     kind = KernelKind.REDUCE if summed else KernelKind.COPY
-    step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
-                      buf, kind, as_view=as_view)
+    if summed and info.dtype == dtype and nest_dtype_ok(dtype) and 0 not in info.shape:
+        # a sum over axes (a trace, 'ijk->j'): one nest over the diagonal view
+        o_st = dict(zip(spec.output, (out_info.strides if buf is None else buf.strides)))
+        step = nest_step(KernelKind.REDUCE, [(0, v.labels, v.strides)], OUT, spec.output,
+                         {c: o_st[c] for c in out_eff}, sizes, dtype)
+    else:
+        step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
+                          buf, kind, as_view=as_view)
     return Plan(spec.inputs, spec.output, shape, str(dtype), buf, steps=(step,),
                 out_cast=out_cast, scalar_result=(len(shape) == 0),
                 options=_opts_tuple(options), fallback_subscripts=_letters(spec), n_slots=1)
+
+
+# -- 2f: the loop-nest engine -------------------------------------------------
+
+def _group_extent(labels, sizes) -> int:
+    e = 1
+    for c in labels:
+        e *= sizes[c]
+    return e
+
+
+def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
+    """True when the call runs best as one nest over all its operands.
+
+    Two operands: when the pairwise step is not worth a GEMM (choose_engine).
+    More: when the nest's iterations (the product of every extent) are no
+    more than the pairwise path's (its steps' products summed): an
+    elementwise 'ij,ij,ij->i' then runs as one pass, no intermediates.
+    """
+    if (b.gemm_only or not nest_dtype_ok(dtype) or len(views) > MAXIN
+            or not _native.available()):
+        return False
+    if any(i.dtype != dtype for i in infos):
+        return False
+    sizes = b.sizes
+    if b.out_info is not None and (b.out_info.dtype != dtype or b.out_info.strides is None
+                                   or not b.out_info.aligned):
+        return False
+    labels = [v.labels for v in views]
+    if len(views) == 2:
+        r = assign_roles(labels[0], labels[1], out_eff)
+        return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
+                             _group_extent(r.k, sizes)) == "nest"
+    path = pairwise_path(labels, out_eff, sizes, b.options.optimize)
+    live = [set(t) for t in labels]
+    cost = 0
+    for contraction in path:
+        picked = [live[i] for i in contraction]
+        for i in sorted(contraction, reverse=True):
+            del live[i]
+        union = set().union(*picked)
+        cost += _group_extent(union, sizes)
+        kept = union & set(out_eff).union(*live)
+        if len(picked) == 2:
+            a, b2 = picked
+            m, n = (a - b2) & kept, (b2 - a) & kept
+            k = (a & b2) - kept
+            if choose_engine(_group_extent(m, sizes), _group_extent(n, sizes),
+                             _group_extent(k, sizes)) == "gemm":
+                return False   # a step of the path is worth a GEMM
+        live.append(kept)
+    return _group_extent(set().union(*map(set, labels)), sizes) <= cost
+
+
+def _out_strides(b):
+    """(element strides of the output's labels, Buffer) for a nest writing a
+    fresh output: numpy's 'K' order, or the order= asked for."""
+    spec, sizes = b.spec, b.sizes
+    shape = tuple(sizes[c] for c in spec.output)
+    nd = len(shape)
+    order = b.options.order
+    if order == "A":
+        order = "F" if all(i.f_contiguous and not i.c_contiguous for i in b.infos) else "C"
+    if order == "F":
+        buf = Buffer(shape, tuple(reversed(range(nd))))
+    elif order == "K" and b.k_order is not None:
+        mem = [c for c in spec.output if c not in b.k_order] + list(b.k_order)
+        buf = Buffer(shape, tuple(spec.output.index(c) for c in mem))
+    else:
+        buf = Buffer(shape, tuple(range(nd)))
+    return dict(zip(spec.output, buf.strides)), buf
+
+
+def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
+    spec, sizes = b.spec, b.sizes
+    if b.out_info is not None:
+        o_st, buf = dict(zip(spec.output, b.out_info.strides)), None
+    else:
+        o_st, buf = _out_strides(b)
+    ins = [(j, v.labels, v.strides) for j, v in enumerate(views)]
+    if len(views) == 2:
+        r = assign_roles(views[0].labels, views[1].labels, out_eff)
+        kind = step_kind(2, r.m, r.n, r.k)
+    else:
+        kind = step_kind(len(views), "", "", "")
+    step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype)
+    return Plan(spec.inputs, spec.output, shape, str(dtype), buf, steps=(step,),
+                scalar_result=(len(shape) == 0), options=_opts_tuple(b.options),
+                fallback_subscripts=_letters(spec), n_slots=len(views))
+
+
+def _step_engine(b, x, y, c_labels, is_complex) -> str:
+    """The engine for one pairwise step of a path: the nest when m, n or k
+    is too small for a GEMM and both slots hold the compute dtype."""
+    if b.gemm_only or not _native.available() or not nest_dtype_ok(b.dtype):
+        return "gemm"
+    if is_complex and (x.cplx != "c" or y.cplx != "c"):
+        return "gemm"   # a real array in a complex product: the GEMM's split
+    r = assign_roles(x.labels, y.labels, c_labels)
+    sizes = b.sizes
+    return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
+                         _group_extent(r.k, sizes))
+
+
+def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term):
+    """One pairwise step ``x,y->c_labels`` as a NestStep (into the output or
+    a new C-ordered intermediate)."""
+    sizes = b.sizes
+    r = assign_roles(x.labels, y.labels, c_labels)
+    kind = step_kind(2, r.m, r.n, r.k)
+    ins = [(x.slot, x.labels, x.strides), (y.slot, y.labels, y.strides)]
+    if final:
+        if c_fixed is not None:
+            o_st, buf = c_fixed, None
+        else:
+            o_st, buf = _out_strides(b)
+        step = nest_step(kind, ins, OUT, out_term, {c: o_st[c] for c in c_labels}, sizes,
+                         dtype)
+        b.steps.append(step)
+        return None, buf
+    buf = Buffer(tuple(sizes[c] for c in c_labels), tuple(range(len(c_labels))))
+    dst = b.new_slot()
+    step = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes, dtype,
+                     buffer=buf)
+    b.steps.append(step)
+    return _Slot(dst, c_labels, buf.strides, "c" if np.dtype(dtype) in _COMPLEX else ""), buf
 
 
 # -- 2e / 2f ------------------------------------------------------------------

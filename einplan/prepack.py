@@ -31,7 +31,7 @@ from . import _native
 from .api import einsum
 from .execute import allocate
 from .operands import describe_operands
-from .plan import OUT, GemmStep
+from .plan import OUT, GemmStep, NestStep
 from .planner import Options, make_plan
 from .spec import parse_spec
 
@@ -105,7 +105,8 @@ class ContractPlan:
         self._spec, _ = parse_spec((subscripts, *templates))
         opts = (Options() if (dtype, order, casting, optimize) == (None, "K", "safe", True)
                 else Options.make(dtype, order, casting, optimize))
-        self._plan = make_plan(self._spec, describe_operands(templates), opts, None)
+        self._plan = make_plan(self._spec, describe_operands(templates), opts, None,
+                               gemm_only=bool(self.constants))
         self._lock = threading.Lock()
         self._variants = {}
         self.packed = None
@@ -150,6 +151,8 @@ class ContractPlan:
                 or not _native.available()):
             return None
         step = p.steps[0]
+        if isinstance(step, NestStep):
+            return _nest_plan_runner(p, step, templates)
         if (not isinstance(step, GemmStep) or step.complex_mode not in ("", "1m")
                 or step.c != OUT or step.native is None):
             return None
@@ -275,3 +278,23 @@ class ContractPlan:
 
     def __repr__(self):
         return f"<einplan.ContractPlan {self.subscripts!r}: {self.describe()}>"
+
+
+def _nest_plan_runner(p, step, templates):
+    """The small-call runner of a plan that is one nest into a fresh output:
+    the operands must match the planned layouts (else None: the general path)."""
+    if step.dst != OUT or step.native is None:
+        return None
+    run = _native.nest_runner(step.native, step.inputs, p.out_buffer.mem_shape,
+                              p.out_buffer.view_axes, p.scalar_result)
+    keys = [(t.shape, t.strides, t.dtype) for t in templates]
+
+    def runner(*ops):
+        if len(ops) != len(keys):
+            return None
+        for x, k in zip(ops, keys):
+            if (type(x) is not np.ndarray or (x.shape, x.strides, x.dtype) != k
+                    or not x.flags.aligned):
+                return None
+        return run(ops)
+    return runner

@@ -154,7 +154,7 @@ def scale_accumulate(subscripts, arrays, alpha, beta, out, dtype):
         res = np.asarray(_api.einsum(subscripts, *arrays))
         if alpha != 1 or res.dtype != dtype:
             res = np.multiply(res, alpha, dtype=dtype)
-        return res
+        return np.asarray(res)          # a 0-d product stays an array
     if beta == 0:
         _api.einsum(subscripts, *arrays, out=out, casting="same_kind")
         if alpha != 1:

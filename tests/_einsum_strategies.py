@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -183,3 +184,51 @@ def run_in_threads(work, n=4):
     for th in threads:
         th.join()
     assert not errors, errors[0]
+
+
+NEST_FORMS = ("dot", "hadamard", "reduce", "diagonal", "gemv", "broadcast", "product")
+
+
+@st.composite
+def nest_specs(draw):
+    """(subscripts, shapes) of the loop-nest engine's patterns: permuted dots
+    ('abc,cab->'), Hadamard products and their partial sums, reductions to a
+    permuted subset (stride-0 output axes), diagonals ('ii->', 'ijj->ij'),
+    GEMVs whose vector is any subset, broadcast operands (a missing label is
+    a stride-0 loop), elementwise products of three operands.  Extents reach
+    past every vector width and past one summation block along one axis."""
+    form = draw(st.sampled_from(NEST_FORMS))
+    nl = draw(st.integers(1, 4))
+    labels = "abcd"[:nl]
+    sizes = {c: draw(st.integers(1, 9)) for c in labels}
+    big = draw(st.sampled_from(labels))
+    sizes[big] = draw(st.sampled_from([1, 7, 16, 33, 70, 257, 2100]))
+    while math.prod(sizes.values()) > 40000:
+        c = max(sizes, key=sizes.get)
+        sizes[c] = max(1, sizes[c] // 2)
+
+    def perm(t):
+        return "".join(draw(st.permutations(list(t))))
+
+    def subset(t):
+        return "".join(c for c in t if draw(st.booleans()))
+
+    if form == "dot":
+        terms, out = [labels, perm(labels)], ""
+    elif form == "hadamard":
+        terms, out = [labels, perm(labels)], perm(subset(labels))
+    elif form == "reduce":
+        terms, out = [labels], perm(subset(labels))
+    elif form == "diagonal":
+        d = draw(st.sampled_from(labels))
+        rep = labels.replace(d, d + d)
+        terms = [perm(rep)] + ([labels] if draw(st.booleans()) else [])
+        out = perm(subset(labels))
+    elif form == "gemv":
+        terms, out = [labels, perm(subset(labels) or labels[0])], perm(subset(labels))
+    elif form == "broadcast":
+        terms, out = [labels, perm(subset(labels) or labels[-1])], perm(labels)
+    else:
+        terms, out = [labels, perm(labels), perm(labels)], perm(subset(labels))
+    shapes = [tuple(sizes[c] for c in t) for t in terms]
+    return ",".join(terms) + "->" + out, shapes

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import einplan
 from _einsum_strategies import (DTYPES, FLOAT_DTYPES, LAYOUTS, assert_matches_numpy,
-                                einsum_specs, in_layout)
+                                einsum_specs, in_layout, nest_specs)
 
 OPTIMIZE = [True, False, "greedy", "optimal"]
 
@@ -77,6 +77,23 @@ def test_three_or_more_operands_match_numpy(data):
     expected = np.einsum(subscripts, *ops, optimize=False)
     got = einplan.einsum(subscripts, *ops, optimize=optimize)
     assert_matches_numpy(got, expected, subscripts, ops)
+
+
+@given(st.data())
+def test_nest_patterns_match_numpy(data):
+    # the loop-nest engine's patterns in every float dtype and layout, into a
+    # fresh output or an out= of any layout
+    subscripts, shapes = data.draw(nest_specs(), label="spec")
+    dt = data.draw(st.sampled_from(FLOAT_DTYPES), label="dtype")
+    ops = _operands(data.draw, shapes, [dt] * len(shapes))
+    expected = np.einsum(subscripts, *ops, optimize=False)
+    if data.draw(st.booleans(), label="out=") and np.ndim(expected):
+        out = in_layout(np.random.default_rng(0), np.shape(expected), dt,
+                        data.draw(st.sampled_from(("C", "F", "negative", "sliced", "permuted"))))
+        got = einplan.einsum(subscripts, *ops, out=out)
+        assert_matches_numpy(got, expected, subscripts, ops, out=out)
+    else:
+        assert_matches_numpy(einplan.einsum(subscripts, *ops), expected, subscripts, ops)
 
 
 def _to_sublists(subscripts, ops):

@@ -116,6 +116,7 @@ CASES = {
                                out=(1, 4, 6, 2, 8, 2)),
     "view": lambda: explain("ij->ji", np.ones((3, 4))),
     "presum": lambda: explain("abc,cd->d", (5, 6, 7), (7, 8)),
+    "presum_gemm": lambda: explain("abc,cd->bd", (5, 6, 7), (7, 8)),
     "diagonal": lambda: explain("iij,jk->ik", (6, 6, 7), (7, 8)),
     "complex": lambda: explain("ij,jk->ik", np.ones((9, 9), np.complex64), np.ones((9, 9), F32)),
     "out_cast": lambda: explain("ij,jk->ik", np.ones((9, 9), F32), np.ones((9, 9), F32),
@@ -220,12 +221,22 @@ def test_only_einsum_keywords():
 
 
 def test_presum_is_a_temporary_and_a_role():
-    d = CASES["presum"]().to_dict()
+    # a GEMM-engine plan sums 'a' out of the first operand into a temporary
+    d = CASES["presum_gemm"]().to_dict()
     kinds = [s["kind"] for s in d["steps"]]
-    assert kinds == ["reduce", "gemv"]
+    assert kinds == ["reduce", "gemm"]
     roles = [r["role"] for r in d["steps"][1]["roles"]]
-    assert roles.count("summed-first") == 2
-    assert d["copies"]["bytes"] == 7 * 8
+    assert roles.count("summed-first") == 1
+    assert d["copies"]["bytes"] == 6 * 7 * 8
+
+
+def test_nest_sums_in_place_without_a_temporary():
+    # the loop nest reads 'abc' once, summing a and b on the way: no temporary
+    d = CASES["presum"]().to_dict()
+    (step,) = d["steps"]
+    assert step["kind"] == "gemv" and step["engine"] == "nest"
+    assert d["copies"]["bytes"] == 0 and d["fallbacks"] == []
+    assert [r["role"] for r in step["roles"]].count("summed") >= 1
 
 
 def test_diagonal_is_noted():

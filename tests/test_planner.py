@@ -8,7 +8,7 @@ import pytest
 
 from einplan import _native
 from einplan.operands import describe, describe_operands
-from einplan.plan import OUT, GemmStep, KernelKind, ReduceStep, Role
+from einplan.plan import OUT, GemmStep, KernelKind, NestStep, ReduceStep, Role
 from einplan.planner import Options, make_plan
 from einplan.spec import parse_spec
 
@@ -19,10 +19,10 @@ def _kernel(monkeypatch):
         monkeypatch.setattr(_native, "gemm", _native.gemm_reference)
 
 
-def plan_for(subscripts, *ops, out=None, **opts):
+def plan_for(subscripts, *ops, out=None, gemm_only=False, **opts):
     spec, arrays = parse_spec((subscripts,) + ops)
     return make_plan(spec, describe_operands(arrays), Options.make(**opts),
-                     None if out is None else describe(out))
+                     None if out is None else describe(out), gemm_only=gemm_only)
 
 
 def gemm_steps(plan):
@@ -78,14 +78,69 @@ def test_out_fortran_swaps_orientation():
     ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], KernelKind.GEMM),
 ])
 def test_kernel_kind(subscripts, shapes, kind):
-    plan = plan_for(subscripts, *[np.empty(s) for s in shapes])
+    plan = plan_for(subscripts, *[np.empty(s) for s in shapes], gemm_only=True)
     (step,) = gemm_steps(plan)
-    assert step.kind is kind
+    assert step.kind is kind and step.engine == "gemm"
+
+
+@pytest.mark.parametrize("subscripts, shapes, kind, engine", [
+    ("ij,jk->ik", [(30, 40), (40, 50)], KernelKind.GEMM, "gemm"),
+    ("bij,bjk->bik", [(2, 8, 9), (2, 9, 10)], KernelKind.GEMM, "gemm"),
+    # one of m, n, k below a micro-kernel edge: no packing pays
+    ("ij,jk->ik", [(3, 4), (4, 5)], KernelKind.GEMM, "nest"),
+    ("ij,jk->ik", [(300, 2), (2, 500)], KernelKind.GEMM, "nest"),
+    ("ij,j->i", [(300, 400), (400,)], KernelKind.GEMV, "nest"),
+    ("i,i->", [(4000,), (4000,)], KernelKind.DOT, "nest"),
+    ("i,j->ij", [(300,), (400,)], KernelKind.OUTER, "nest"),
+    ("ij,ij->ij", [(30, 40), (30, 40)], KernelKind.BATCH_ONLY, "nest"),
+    ("ab,ba->ab", [(58, 357), (357, 58)], KernelKind.BATCH_ONLY, "nest"),
+    ("ij,ij,ij->i", [(30, 40)] * 3, KernelKind.PRODUCT, "nest"),
+    ("ijk->j", [(5, 6, 7)], KernelKind.REDUCE, "nest"),
+    ("ii->", [(50, 50)], KernelKind.REDUCE, "nest"),
+])
+def test_engine_choice(subscripts, shapes, kind, engine):
+    plan = plan_for(subscripts, *[np.empty(s) for s in shapes])
+    (step,) = plan.steps
+    assert step.kind is kind and step.engine == engine
+    assert isinstance(step, NestStep if engine == "nest" else GemmStep)
+
+
+def test_chain_runs_as_one_nest_only_when_it_saves_work():
+    # elementwise: one pass over the three operands, no intermediate
+    (step,) = plan_for("ij,ij,ij->i", *[np.empty((30, 40))] * 3).steps
+    assert isinstance(step, NestStep) and step.inputs == (0, 1, 2)
+    # a matrix chain: the nest would do i*j*k*l work, the path far less
+    plan = plan_for("ij,jk,kl->il", *[np.empty((30, 30))] * 3)
+    assert len(plan.steps) == 2 and all(s.engine == "gemm" for s in plan.steps)
+    # a path step with a thin k goes to the nest, the other stays a GEMM
+    plan = plan_for("ij,jk,kl->il", np.empty((300, 200)), np.empty((200, 100)),
+                    np.empty((100, 2)), optimize="greedy")
+    assert sorted(s.engine for s in plan.steps) == ["gemm", "nest"]
+
+
+def test_nest_loop_order_and_tiles():
+    # 'ijk->j' C-contiguous: the row is k (unit stride, a reduction)
+    (step,) = plan_for("ijk->j", np.empty((5, 6, 7))).steps
+    assert step.loops[-1].labels == "k" and step.row == "sum/contig"
+    # a GEMV on an F-ordered matrix: the axpy form, rows along i
+    (step,) = plan_for("ij,j->i", np.asfortranarray(np.empty((300, 400))),
+                       np.empty(400)).steps
+    assert step.loops[-1].labels == "i" and step.row == "prod/contig"
+    # C-ordered: the dot form, rows along j
+    (step,) = plan_for("ij,j->i", np.empty((300, 400)), np.empty(400)).steps
+    assert step.loops[-1].labels == "j" and step.row == "sum/contig"
+    # operands disagreeing on the unit-stride axis: tiles over both
+    (step,) = plan_for("ab,ba->ab", np.empty((500, 400)), np.empty((400, 500)),
+                       order="C").steps
+    assert step.tile > 0 and len(step.loops) == 2
+    # a diagonal is a strided view: 'ii' is one loop of stride n + 1
+    (step,) = plan_for("ii->", np.empty((50, 50))).steps
+    assert [lp.strides for lp in step.loops] == [(51, 0)]
 
 
 def test_gemv_puts_output_in_n():
     # ij,j->i: the only output axis goes to n (vectors run along n)
-    (step,) = gemm_steps(plan_for("ij,j->i", np.empty((3, 4)), np.empty(4)))
+    (step,) = gemm_steps(plan_for("ij,j->i", np.empty((3, 4)), np.empty(4), gemm_only=True))
     assert step.n.labels == "i" and step.m.axes == ()
 
 
@@ -108,9 +163,10 @@ def test_zero_size_falls_back():
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128])
 def test_complex_gemv_four_real_gemms(dt):
-    """A complex GEMV runs as 4 real GEMVs on the float views (1m is for GEMMs)."""
+    """On the GEMM engine (prepacked plans), a complex GEMV runs as 4 real
+    GEMVs on the float views (1m is for GEMMs; einsum's GEMVs take the nest)."""
     a, b = np.empty((3, 4), dt), np.empty(4, dt)
-    (step,) = gemm_steps(plan_for("ij,j->i", a, b))
+    (step,) = gemm_steps(plan_for("ij,j->i", a, b, gemm_only=True))
     assert step.complex_mode == "cc"
     # strides index the float views: doubled
     assert step.k.axes[0].strides == (2, 2)
@@ -121,14 +177,14 @@ def test_complex_gemv_four_real_gemms(dt):
         calls.append((alpha, beta, A.dtype, C.dtype))
         return real_gemm(A, B, C, m, n, k, batch, alpha, beta)
 
-    from einplan.api import einsum
+    from einplan.execute import run_plan
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(dt)
     b = (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(dt)
     mp = pytest.MonkeyPatch()
     mp.setattr(_native, "gemm", spy)
     try:
-        res = einsum("ij,j->i", a, b)
+        res = run_plan(plan_for("ij,j->i", a, b, gemm_only=True), [a, b])
     finally:
         mp.undo()
     assert len(calls) == 4
@@ -139,17 +195,17 @@ def test_complex_gemv_four_real_gemms(dt):
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128])
 def test_complex_gemm_is_one_1m_gemm(dt):
-    a, b = np.empty((3, 4), dt), np.empty((4, 5), dt)
+    a, b = np.empty((8, 9), dt), np.empty((9, 10), dt)
     (step,) = gemm_steps(plan_for("ij,jk->ik", a, b))
     assert step.complex_mode == "1m"
     # the kernel call takes complex-element strides
-    assert step.groups()[1] == ((5, 1, 1),)
+    assert step.groups()[1] == ((10, 1, 1),)
 
 
 def test_complex_times_real_casts_the_real_operand():
     """numpy promotes the real operand (its zero imaginary part is multiplied:
     inf * 0 = nan), so it is cast to complex first, a recorded copy."""
-    a, b = np.empty((3, 4), np.complex128), np.empty((4, 5))
+    a, b = np.empty((8, 9), np.complex128), np.empty((9, 10))
     plan = plan_for("ij,jk->ik", a, b)
     (step,) = gemm_steps(plan)
     assert step.complex_mode == "1m"
@@ -166,7 +222,7 @@ def test_mixed_float_cast_recorded():
 
 def test_presum_recorded():
     # "ab,bc->c": 'a' summed out of A before the GEMV
-    plan = plan_for("ab,bc->c", np.empty((3, 4)), np.empty((4, 5)))
+    plan = plan_for("ab,bc->c", np.empty((3, 4)), np.empty((4, 5)), gemm_only=True)
     red = [s for s in plan.steps if isinstance(s, ReduceStep)]
     assert len(red) == 1 and red[0].kind is KernelKind.REDUCE and red[0].src == 0
 
@@ -175,7 +231,10 @@ def test_single_operand_plans():
     assert plan_for("ii->i", np.empty((3, 3))).steps[0].as_view
     assert plan_for("ij->ji", np.empty((3, 4))).steps[0].as_view
     step = plan_for("ij->", np.empty((3, 4))).steps[0]
-    assert step.kind is KernelKind.REDUCE and not step.as_view
+    assert step.kind is KernelKind.REDUCE and step.engine == "nest"
+    # a sum that also casts (dtype=) stays numpy's
+    step = plan_for("ij->", np.empty((3, 4), np.float32), dtype=np.float64).steps[0]
+    assert step.kind is KernelKind.REDUCE and not step.as_view and step.engine == "numpy"
     step = plan_for("ij->ji", np.empty((3, 4)), out=np.empty((4, 3))).steps[0]
     assert step.kind is KernelKind.COPY and not step.as_view
 
@@ -219,7 +278,7 @@ def test_plan_cache_hits_and_thread_safety():
 
 
 def test_plan_is_frozen_and_printable():
-    plan = plan_for("bij,bjk->bik", np.empty((2, 3, 4)), np.empty((2, 4, 5)))
+    plan = plan_for("bij,bjk->bik", np.empty((2, 5, 4)), np.empty((2, 4, 5)))
     with pytest.raises(Exception):
         plan.dtype = "float32"
     text = str(plan)

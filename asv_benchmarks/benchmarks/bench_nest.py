@@ -1,0 +1,126 @@
+"""The loop-nest engine's calls: memory-bound contractions that are not GEMMs.
+
+  Reduce     'ijk->j' and 'ijk->ik' 256^3 f32 (a sum over outer and inner axes)
+  Trace      'ii->' 4096^2 f64 (numpy.trace's own case), 'ijj->ij' (2062,7,7) f64
+  Dot        'a,a->' 3.3M complex128, 'ijab,iajb->' (10,10,72,72) f64 (permuted dot)
+  Hadamard   'ab,ba->ab' F x C f32 (58,357), 'ij,ij,ij->i' 1000^2 f64 (one pass)
+  PermutedGemv  'ij,j->i' 4096^2 f64 with the matrix C- or F-ordered (dot form
+             vs axpy form), '...ij,j->...i' (3,5,5146,7) f64 (short rows)
+"""
+import numpy as np
+
+from .common import IMPLS, ThreadsMixin, THREADS, make_call, rnd, warm
+
+
+def _complex(shape, seed):
+    return (rnd(shape, np.float64, seed=seed) + 1j * rnd(shape, np.float64, seed=seed + 1))
+
+
+class Reduce(ThreadsMixin):
+    """Planner path: one nest, the row along k (unit stride, a reduction),
+    threads over j.  Hand-written: A.sum(axis)."""
+    params = [["ijk->j", "ijk->ik"], IMPLS, THREADS]
+    param_names = ["spec", "impl", "threads"]
+
+    def setup(self, spec, impl, threads):
+        A = rnd((256, 256, 256), np.float32, seed=30)
+        axis = (0, 2) if spec == "ijk->j" else 1
+        self.fn = make_call(impl, spec, [A], hand=lambda: A.sum(axis))
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_reduce(self, spec, impl, threads):
+        self.fn()
+
+
+class Trace(ThreadsMixin):
+    """Planner path: a diagonal is a strided view, summed ('ii->') or
+    returned ('ijj->ij', numpy's view).  Hand-written: np.trace / np.diagonal."""
+    params = [["ii->", "ijj->ij"], IMPLS, THREADS]
+    param_names = ["spec", "impl", "threads"]
+
+    def setup(self, spec, impl, threads):
+        if spec == "ii->":
+            A = rnd((4096, 4096), np.float64, seed=31)
+            hand = lambda: np.trace(A)  # noqa: E731
+        else:
+            A = rnd((2062, 7, 7), np.float64, seed=32)
+            hand = lambda: np.diagonal(A, axis1=1, axis2=2)  # noqa: E731
+        self.fn = make_call(impl, spec, [A], hand=hand)
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_trace(self, spec, impl, threads):
+        self.fn()
+
+
+class Dot(ThreadsMixin):
+    """Planner path: one nest reducing to a scalar (per-thread partial sums
+    combined in thread order); the permuted dot runs with tiles where the
+    operands disagree on the unit-stride axis.  Hand-written: np.vdot-free
+    np.dot / np.tensordot."""
+    params = [["a,a->", "ijab,iajb->"], IMPLS, THREADS]
+    param_names = ["spec", "impl", "threads"]
+
+    def setup(self, spec, impl, threads):
+        if spec == "a,a->":
+            x, y = _complex(3300000, 33), _complex(3300000, 35)
+            ops, hand = [x, y], (lambda: np.dot(x, y))
+        else:
+            A = rnd((10, 10, 72, 72), np.float64, seed=37)
+            B = rnd((10, 72, 10, 72), np.float64, seed=38)
+            ops = [A, B]
+            hand = lambda: np.tensordot(A, B.transpose(0, 2, 1, 3), 4)  # noqa: E731
+        self.fn = make_call(impl, spec, ops, hand=hand)
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_dot(self, spec, impl, threads):
+        self.fn()
+
+
+class Hadamard(ThreadsMixin):
+    """Planner path: one nest; the transposed product merges into one loop
+    when both operands agree on the order, three operands in one pass.
+    Hand-written: a * b.T, (a * b * c).sum(1)."""
+    params = [["ab,ba->ab", "ij,ij,ij->i"], IMPLS, THREADS]
+    param_names = ["spec", "impl", "threads"]
+
+    def setup(self, spec, impl, threads):
+        if spec == "ab,ba->ab":
+            a = np.asfortranarray(rnd((58, 357), np.float32, seed=39))
+            b = rnd((357, 58), np.float32, seed=40)
+            ops, hand = [a, b], (lambda: a * b.T)
+        else:
+            a, b, c = (rnd((1000, 1000), np.float64, seed=41 + i) for i in range(3))
+            ops, hand = [a, b, c], (lambda: (a * b * c).sum(1))
+        self.fn = make_call(impl, spec, ops, hand=hand)
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_hadamard(self, spec, impl, threads):
+        self.fn()
+
+
+class PermutedGemv(ThreadsMixin):
+    """Planner path: a GEMV reads the matrix once, the dot form (rows along
+    the unit-stride k, reductions) for a C-ordered matrix, the axpy form
+    (rows along the unit-stride m) for an F-ordered one; short rows run the
+    loop around them in one call.  Hand-written: A @ x."""
+    params = [["C", "F", "batched-short"], IMPLS, THREADS]
+    param_names = ["layout", "impl", "threads"]
+
+    def setup(self, layout, impl, threads):
+        if layout == "batched-short":
+            A, x = rnd((3, 5, 5146, 7), np.float64, seed=44), rnd((7,), np.float64, seed=45)
+            spec = "...ij,j->...i"
+        else:
+            A, x = rnd((4096, 4096), np.float64, seed=46), rnd((4096,), np.float64, seed=47)
+            A = np.asfortranarray(A) if layout == "F" else A
+            spec = "ij,j->i"
+        self.fn = make_call(impl, spec, [A, x], hand=lambda: A @ x)
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_gemv(self, layout, impl, threads):
+        self.fn()

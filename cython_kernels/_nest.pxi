@@ -1,0 +1,160 @@
+# The loop-nest engine's entry points (included by _kernels.pyx): a
+# descriptor validated once (NestCall), run per call after checking dtypes,
+# bounds and writeability in C; NestRunner is a whole einsum call on it
+# (allocate the output, run) for the hot path of a cached plan.
+
+cdef extern from "ep_nest.h" nogil:
+    enum: EP_NEST_MAXIN
+    ctypedef struct ep_nest_desc_t:
+        int dtype
+        int nin
+        int ndim
+        ep_dim_t extent[EP_MAXDIM]
+        ep_inc_t stride[9][EP_MAXDIM]
+        int split
+        int nthreads
+        int tile
+        int isa
+        const void *in_ "in"[8]
+        void *out
+    ep_status_t ep_nest(const ep_nest_desc_t *d)
+    int ep_nest_threads(const ep_nest_desc_t *d)
+
+_NEST_DTYPES = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}
+
+
+cdef class NestCall:
+    """out = sum over the loops of prod(inputs): ``loops`` outer to inner,
+    each (extent, stride_in0, ..., stride_out) in elements (see ep_nest.h)."""
+    cdef ep_nest_desc_t d
+    cdef int64_t lo[9]
+    cdef int64_t hi[9]
+    cdef readonly int type_num, nin
+    cdef readonly object dtype
+    cdef bint empty
+
+    def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile):
+        cdef int i, j
+        self.dtype = np.dtype(dtype)
+        if self.dtype.name not in _NEST_DTYPES:
+            raise TypeError(f"the loop-nest engine takes float32/64 or complex64/128, not {self.dtype}")
+        if not 0 < nin <= EP_NEST_MAXIN:
+            raise ValueError(f"a nest takes 1..{EP_NEST_MAXIN} inputs, got {nin}")
+        loops = tuple(loops)
+        if len(loops) > EP_MAXDIM:
+            raise ValueError(f"a nest has at most {EP_MAXDIM} loops")
+        memset(&self.d, 0, sizeof(ep_nest_desc_t))
+        self.d.dtype = _NEST_DTYPES[self.dtype.name]
+        self.type_num = self.dtype.num
+        self.nin = nin
+        self.d.nin = nin
+        self.d.ndim = len(loops)
+        self.d.split = split if -1 <= split < len(loops) else -1
+        self.d.nthreads = max(nthreads, 1)
+        self.d.tile = max(tile, 0)
+        self.d.isa = -1
+        lo = [0] * (nin + 1)
+        hi = [0] * (nin + 1)
+        total = 1
+        self.empty = False
+        for i, lp in enumerate(loops):
+            lp = tuple(operator.index(v) for v in lp)
+            if len(lp) != nin + 2:
+                raise ValueError(f"loop {i} needs an extent and {nin + 1} strides, got {lp!r}")
+            if lp[0] < 0:
+                raise ValueError(f"loop {i} has negative extent {lp[0]}")
+            self.empty |= lp[0] == 0
+            total *= lp[0]
+            if total >= 2 ** 62 or any(abs(v) >= 2 ** 62 for v in lp):
+                raise ValueError("the nest's total size overflows int64")
+            self.d.extent[i] = lp[0]
+            for j in range(nin + 1):
+                span = (lp[0] - 1) * lp[j + 1] if lp[0] > 0 else 0
+                if span < 0:
+                    lo[j] += span
+                else:
+                    hi[j] += span
+                self.d.stride[j][i] = lp[j + 1]
+        if total >= 2 ** 62:
+            raise ValueError("the nest's total size overflows int64")
+        item = self.dtype.itemsize
+        for j in range(nin + 1):
+            if -lo[j] * item >= 2 ** 62 or hi[j] * item >= 2 ** 62:
+                raise ValueError(f"operand {j}: the nest reaches elements {lo[j]}..{hi[j]}, "
+                                 "beyond any buffer")
+            self.lo[j] = lo[j]
+            self.hi[j] = hi[j]
+
+    cdef int _run(self, tuple ins, cnp.ndarray out, int isa) except -1:
+        cdef ep_nest_desc_t d = self.d
+        cdef cnp.ndarray x
+        cdef int j
+        cdef ep_status_t st
+        if len(ins) != self.nin:
+            raise ValueError(f"the nest takes {self.nin} inputs, got {len(ins)}")
+        if cnp.PyArray_TYPE(out) != self.type_num:
+            raise TypeError(f"the output must be {self.dtype}, got {out.dtype}")
+        if not cnp.PyArray_ISWRITEABLE(out):
+            raise ValueError("output array is read-only")
+        if self.empty:
+            return 0
+        for j in range(self.nin):
+            x = ins[j]
+            if cnp.PyArray_TYPE(x) != self.type_num:
+                raise TypeError(f"inputs must be {self.dtype}, got {x.dtype}")
+            _reach_ok(x, self.lo[j], self.hi[j])
+            d.in_[j] = cnp.PyArray_DATA(x)
+        _reach_ok(out, self.lo[self.nin], self.hi[self.nin])
+        d.out = cnp.PyArray_DATA(out)
+        d.isa = isa
+        with nogil:
+            st = ep_nest(&d)
+        if st != EP_OK:
+            raise ValueError("einplan: invalid nest descriptor")
+        return 0
+
+    def __call__(self, tuple ins, cnp.ndarray out not None, isa=None):
+        """Run the nest on these arrays (``isa``: a kernel set to force, for tests)."""
+        cdef int code = -1
+        if isa is not None:
+            code = _isa_code(isa)
+            if not ep_isa_supported(code):
+                raise ValueError(f"ISA {isa!r} is not supported by this CPU")
+        self._run(ins, out, code)
+        return out
+
+    def threads(self):
+        """The threads a call runs with now (the plan's cap, the library's setting)."""
+        return ep_nest_threads(&self.d)
+
+
+cdef class NestRunner:
+    """A whole einsum call that is one nest into a fresh output: allocate
+    (``mem_shape``, transposed by ``perm``), run, return (a scalar for a 0-d
+    result).  The hot-path key has already matched the operands' layouts."""
+    cdef NestCall call
+    cdef int out_nd
+    cdef cnp.npy_intp out_dims[64]
+    cdef object perm, idx
+    cdef bint scalar
+
+    def __init__(self, NestCall call not None, idx, mem_shape, perm, bint scalar):
+        self.call = call
+        self.idx = tuple(idx)
+        self.out_nd = len(mem_shape)
+        if self.out_nd > 64:
+            raise ValueError("at most 64 output axes")
+        for j in range(self.out_nd):
+            self.out_dims[j] = mem_shape[j]
+        self.perm = perm
+        self.scalar = scalar
+
+    def __call__(self, operands):
+        out = cnp.PyArray_EMPTY(self.out_nd, self.out_dims, self.call.type_num, 0)
+        ins = tuple([operands[i] for i in self.idx])
+        self.call._run(ins, <cnp.ndarray>out, -1)
+        if self.perm is not None:
+            out = out.transpose(self.perm)
+        if self.scalar:
+            return out[()]
+        return out

@@ -1,0 +1,433 @@
+// ep_nest.c -- the loop-nest engine (see ep_nest.h): the nest of loops
+// around one row kernel, threads over one loop, the row kernels per ISA.
+//
+// The innermost loop is a row.  Inputs that do not move along it (stride 0:
+// a broadcast operand, a GEMV's vector in the axpy form) are multiplied once
+// per row into a scale; the others feed a row kernel:
+//   output stride 0 along the row -> row_sum (a reduction: blockwise,
+//                                    several accumulators, pairwise blocks)
+//   otherwise                      -> row_prod (elementwise into the output)
+// each with a contiguous SIMD path and a strided (gather) path.
+#include <stdint.h>
+#include <string.h>
+#include "ep_api.h"
+#include "ep_nest.h"
+#include "ep_omp.h"
+#include "ukr/ep_ukr.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define EP_NEST_X86 1
+#endif
+
+// ------------------------------------------------------------ row kernels
+#define NT(x) ep_nest_gs_##x
+#define T float
+#define IT int32_t
+#define CPX 0
+#define VL 4
+#define NT_TGT
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_gd_##x
+#define T double
+#define IT int64_t
+#define CPX 0
+#define VL 2
+#define NT_TGT
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_gc_##x
+#define T float
+#define IT int32_t
+#define CPX 1
+#define VL 4
+#define NT_TGT
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_gz_##x
+#define T double
+#define IT int64_t
+#define CPX 1
+#define VL 2
+#define NT_TGT
+#include "ep_nest_template.h"
+
+#ifdef EP_NEST_X86
+#define EP_NT256 __attribute__((target("avx2")))
+#define EP_NT512 __attribute__((target("avx512f")))
+#define NT(x) ep_nest_as_##x
+#define T float
+#define IT int32_t
+#define CPX 0
+#define VL 8
+#define NT_TGT EP_NT256
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_ad_##x
+#define T double
+#define IT int64_t
+#define CPX 0
+#define VL 4
+#define NT_TGT EP_NT256
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_ac_##x
+#define T float
+#define IT int32_t
+#define CPX 1
+#define VL 8
+#define NT_TGT EP_NT256
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_az_##x
+#define T double
+#define IT int64_t
+#define CPX 1
+#define VL 4
+#define NT_TGT EP_NT256
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_xs_##x
+#define T float
+#define IT int32_t
+#define CPX 0
+#define VL 16
+#define NT_TGT EP_NT512
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_xd_##x
+#define T double
+#define IT int64_t
+#define CPX 0
+#define VL 8
+#define NT_TGT EP_NT512
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_xc_##x
+#define T float
+#define IT int32_t
+#define CPX 1
+#define VL 16
+#define NT_TGT EP_NT512
+#include "ep_nest_template.h"
+#define NT(x) ep_nest_xz_##x
+#define T double
+#define IT int64_t
+#define CPX 1
+#define VL 8
+#define NT_TGT EP_NT512
+#include "ep_nest_template.h"
+#endif
+
+typedef void (*ep_row_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                              void *res);
+typedef void (*ep_row_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                               void *o, ep_inc_t so, const void *c, int first);
+typedef void (*ep_rows_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                               const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
+                               int first);
+typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                                const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
+                                ep_inc_t sor, const void *c, int first);
+typedef struct {
+    ep_row_sum_fn sum;
+    ep_row_prod_fn prod;
+    ep_rows_sum_fn rows_sum;
+    ep_rows_prod_fn rows_prod;
+} ep_rows_t;
+
+#define EP_ROWS(p) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod,  \
+                     (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod }
+static const ep_rows_t ep_rows_generic[4] = {
+    EP_ROWS(ep_nest_gs_), EP_ROWS(ep_nest_gd_), EP_ROWS(ep_nest_gc_), EP_ROWS(ep_nest_gz_)};
+#ifdef EP_NEST_X86
+static const ep_rows_t ep_rows_avx2[4] = {
+    EP_ROWS(ep_nest_as_), EP_ROWS(ep_nest_ad_), EP_ROWS(ep_nest_ac_), EP_ROWS(ep_nest_az_)};
+static const ep_rows_t ep_rows_avx512[4] = {
+    EP_ROWS(ep_nest_xs_), EP_ROWS(ep_nest_xd_), EP_ROWS(ep_nest_xc_), EP_ROWS(ep_nest_xz_)};
+#endif
+
+static const ep_rows_t *ep_rows_for(int isa, int dtype)
+{
+#ifdef EP_NEST_X86
+    if (isa == EP_ISA_AVX512) return &ep_rows_avx512[dtype];
+    if (isa == EP_ISA_AVX2) return &ep_rows_avx2[dtype];
+#else
+    (void)isa;
+#endif
+    return &ep_rows_generic[dtype];
+}
+
+// ------------------------------------------------------------ scalars
+// a product or sum of elements held as double[2] (re, im), in the dtype's
+// own precision
+typedef struct { double re, im; } ep_val_t;
+
+static inline ep_val_t ep_load(int dt, const char *p)
+{
+    ep_val_t v = {0, 0};
+    switch (dt) {
+    case EP_NEST_F32: v.re = *(const float *)p; break;
+    case EP_NEST_F64: v.re = *(const double *)p; break;
+    case EP_NEST_C64: v.re = ((const float *)p)[0]; v.im = ((const float *)p)[1]; break;
+    default: v.re = ((const double *)p)[0]; v.im = ((const double *)p)[1]; break;
+    }
+    return v;
+}
+
+// a * b rounded as the dtype computes it
+static inline ep_val_t ep_mul(int dt, ep_val_t a, ep_val_t b)
+{
+    ep_val_t r;
+    if (dt == EP_NEST_F32) { r.re = (float)((float)a.re * (float)b.re); r.im = 0; }
+    else if (dt == EP_NEST_F64) { r.re = a.re * b.re; r.im = 0; }
+    else if (dt == EP_NEST_C64) {
+        float ar = (float)a.re, ai = (float)a.im, br = (float)b.re, bi = (float)b.im;
+        r.re = (float)(ar * br - ai * bi); r.im = (float)(ar * bi + ai * br);
+    } else {
+        r.re = a.re * b.re - a.im * b.im; r.im = a.re * b.im + a.im * b.re;
+    }
+    return r;
+}
+
+// *p = (add ? *p : 0) + v, in the dtype
+static inline void ep_store(int dt, char *p, ep_val_t v, int add)
+{
+    switch (dt) {
+    case EP_NEST_F32: *(float *)p = add ? *(float *)p + (float)v.re : (float)v.re; break;
+    case EP_NEST_F64: *(double *)p = add ? *(double *)p + v.re : v.re; break;
+    case EP_NEST_C64: {
+        float *f = (float *)p;
+        f[0] = add ? f[0] + (float)v.re : (float)v.re;
+        f[1] = add ? f[1] + (float)v.im : (float)v.im;
+        break;
+    }
+    default: {
+        double *f = (double *)p;
+        f[0] = add ? f[0] + v.re : v.re;
+        f[1] = add ? f[1] + v.im : v.im;
+    }
+    }
+}
+
+static inline void ep_put(int dt, void *p, ep_val_t v)
+{
+    // v as the dtype's element (row_prod's scale argument)
+    switch (dt) {
+    case EP_NEST_F32: *(float *)p = (float)v.re; break;
+    case EP_NEST_F64: *(double *)p = v.re; break;
+    case EP_NEST_C64: ((float *)p)[0] = (float)v.re; ((float *)p)[1] = (float)v.im; break;
+    default: ((double *)p)[0] = v.re; ((double *)p)[1] = v.im;
+    }
+}
+
+// ------------------------------------------------------------ the nest
+typedef struct {
+    const ep_nest_desc_t *d;
+    const ep_rows_t *rows;
+    int dt, nin, es, inner;          // innermost loop (-1: none)
+    int nm, mv[EP_NEST_MAXIN];       // inputs moving along the row
+    int nf, fx[EP_NEST_MAXIN];       // inputs constant along it
+    ep_inc_t ms[EP_NEST_MAXIN];      // the moving inputs' row strides
+    ep_inc_t so;                     // the output's row stride
+    int split;                       // the loop shared out (-1: one thread runs all)
+} ep_nest_ctx_t;
+
+static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_dim_t n, int first)
+{
+    int dt = c->dt;
+    ep_val_t scale = {1, 0};
+    for (int j = 0; j < c->nf; j++) {
+        ep_val_t v = ep_load(dt, ptr[c->fx[j]]);
+        scale = j == 0 ? v : ep_mul(dt, scale, v);
+    }
+    const void *p[EP_NEST_MAXIN];
+    ep_inc_t inner_off = 0;
+    for (int j = 0; j < c->nm; j++)
+        p[j] = ptr[c->mv[j]] + (c->inner >= 0 ? off * c->ms[j] * c->es : 0);
+    (void)inner_off;
+    char *o = ptr[c->nin];
+    if (c->so == 0) {
+        ep_val_t r;
+        if (c->nm == 0) {
+            // the same product n times
+            r.re = scale.re * (double)n; r.im = scale.im * (double)n;
+        } else {
+            double buf[2] = {0, 0};
+            if (dt == EP_NEST_F32 || dt == EP_NEST_C64) {
+                float f[2] = {0, 0};
+                c->rows->sum(c->nm, p, c->ms, n, f);
+                r.re = f[0]; r.im = f[1];
+            } else {
+                c->rows->sum(c->nm, p, c->ms, n, buf);
+                r.re = buf[0]; r.im = buf[1];
+            }
+            if (c->nf) r = ep_mul(dt, r, scale);
+        }
+        ep_store(dt, o, r, !first);
+    } else {
+        double sc[2];
+        ep_put(dt, sc, scale);
+        c->rows->prod(c->nm, p, c->ms, n, o + off * c->so * c->es, c->so, sc, first);
+    }
+}
+
+static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
+                   ep_dim_t lo, ep_dim_t hi)
+{
+    const ep_nest_desc_t *d = c->d;
+    int nops = c->nin + 1, es = c->es;
+    if (dpt >= c->inner) {
+        if (c->inner >= 0 && c->split == c->inner)
+            ep_row(c, ptr, lo, hi - lo, first && (lo == 0 || c->so != 0));
+        else
+            ep_row(c, ptr, 0, c->inner >= 0 ? d->extent[c->inner] : 1, first);
+        return;
+    }
+    char *q[EP_NEST_MAXIN + 1];
+    if (d->tile > 0 && dpt == c->inner - 1) {
+        // two innermost loops in square tiles: every operand's lines stay
+        // in cache while the other axis runs
+        ep_dim_t E0 = d->extent[dpt], E1 = d->extent[c->inner], t = d->tile;
+        ep_inc_t so0 = d->stride[c->nin][dpt];
+        ep_dim_t i_lo = dpt == c->split ? lo : 0, i_hi = dpt == c->split ? hi : E0;
+        ep_dim_t j_lo = c->inner == c->split ? lo : 0, j_hi = c->inner == c->split ? hi : E1;
+        for (ep_dim_t i0 = i_lo; i0 < i_hi; i0 += t) {
+            ep_dim_t i1 = i0 + t < i_hi ? i0 + t : i_hi;
+            for (ep_dim_t j0 = j_lo; j0 < j_hi; j0 += t) {
+                ep_dim_t jn = j_hi - j0 < t ? j_hi - j0 : t;
+                int fj = first && (j0 == 0 || c->so != 0);
+                if (c->nf == 0 && c->nm > 0) {
+                    // the tile's rows in one call
+                    const void *p[EP_NEST_MAXIN];
+                    ep_inc_t rs[EP_NEST_MAXIN];
+                    for (int j = 0; j < c->nm; j++) {
+                        int op = c->mv[j];
+                        p[j] = ptr[op] + (i0 * d->stride[op][dpt] + j0 * c->ms[j]) * es;
+                        rs[j] = d->stride[op][dpt];
+                    }
+                    char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
+                    int f = fj && (i0 == 0 || so0 != 0);
+                    if (c->so == 0) {
+                        c->rows->rows_sum(c->nm, p, c->ms, jn, rs, i1 - i0, o, so0, f);
+                    } else {
+                        double one[2] = {0, 0};
+                        ep_put(c->dt, one, (ep_val_t){1, 0});
+                        c->rows->rows_prod(c->nm, p, c->ms, jn, rs, i1 - i0, o, c->so, so0,
+                                           one, f);
+                    }
+                    continue;
+                }
+                for (ep_dim_t i = i0; i < i1; i++) {
+                    for (int op = 0; op < nops; op++)
+                        q[op] = ptr[op] + i * d->stride[op][dpt] * es;
+                    int f = fj && (i == 0 || so0 != 0);
+                    ep_row(c, q, j0, jn, f);
+                }
+            }
+        }
+        (void)E0;
+        return;
+    }
+    ep_dim_t e = d->extent[dpt];
+    ep_dim_t i0 = dpt == c->split ? lo : 0, i1 = dpt == c->split ? hi : e;
+    ep_inc_t so = d->stride[c->nin][dpt];
+    if (dpt == c->inner - 1 && c->nf == 0 && c->nm > 0 && c->split != c->inner) {
+        // the loop around the row in one call: no per-row dispatch
+        const void *p[EP_NEST_MAXIN];
+        ep_inc_t rs[EP_NEST_MAXIN];
+        for (int j = 0; j < c->nm; j++) {
+            p[j] = ptr[c->mv[j]] + i0 * d->stride[c->mv[j]][dpt] * es;
+            rs[j] = d->stride[c->mv[j]][dpt];
+        }
+        char *o = ptr[c->nin] + i0 * so * es;
+        int f = first && (i0 == 0 || so != 0);
+        ep_dim_t n = d->extent[c->inner];
+        if (c->so == 0) {
+            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f);
+        } else {
+            double one[2] = {0, 0};
+            ep_put(c->dt, one, (ep_val_t){1, 0});
+            c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, one, f);
+        }
+        return;
+    }
+    for (ep_dim_t i = i0; i < i1; i++) {
+        for (int op = 0; op < nops; op++)
+            q[op] = ptr[op] + i * d->stride[op][dpt] * es;
+        ep_rec(c, dpt + 1, q, first && (i == 0 || so != 0), lo, hi);
+    }
+}
+
+#define EP_NEST_MAXTHREADS 64
+
+int ep_nest_threads(const ep_nest_desc_t *d)
+{
+    if (d->split < 0 || d->split >= d->ndim || d->nthreads <= 1) return 1;
+    int nt = ep_get_num_threads();
+    if (d->nthreads < nt) nt = d->nthreads;
+    if (nt > d->extent[d->split]) nt = (int)d->extent[d->split];
+    if (nt > EP_NEST_MAXTHREADS) nt = EP_NEST_MAXTHREADS;
+    return nt < 1 ? 1 : nt;
+}
+
+ep_status_t ep_nest(const ep_nest_desc_t *d)
+{
+    if (d->nin < 1 || d->nin > EP_NEST_MAXIN || d->ndim < 0 || d->ndim > EP_MAXDIM ||
+        (unsigned)d->dtype > EP_NEST_C128)
+        return EP_ERR_INVALID;
+    for (int x = 0; x < d->ndim; x++)
+        if (d->extent[x] <= 0) return d->extent[x] == 0 ? EP_OK : EP_ERR_INVALID;
+    ep_nest_ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.dt = d->dtype;
+    c.nin = d->nin;
+    c.es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
+    c.rows = ep_rows_for(d->isa < 0 ? ep_isa() : d->isa, d->dtype);
+    c.inner = d->ndim - 1;
+    for (int j = 0; j < d->nin; j++) {
+        ep_inc_t s = c.inner >= 0 ? d->stride[j][c.inner] : 0;
+        if (s != 0) { c.ms[c.nm] = s; c.mv[c.nm++] = j; }
+        else c.fx[c.nf++] = j;
+    }
+    c.so = c.inner >= 0 ? d->stride[d->nin][c.inner] : 0;
+
+    char *base[EP_NEST_MAXIN + 1];
+    for (int j = 0; j < d->nin; j++) base[j] = (char *)d->in[j];
+    base[d->nin] = (char *)d->out;
+
+    int nt = ep_nest_threads(d);
+    c.split = nt > 1 ? d->split : -1;
+    if (nt <= 1) {
+        ep_rec(&c, 0, base, 1, 0, 0);
+        return EP_OK;
+    }
+    int reduce_all = 1;
+    for (int x = 0; x < d->ndim; x++) reduce_all &= d->stride[d->nin][x] == 0;
+    double part[EP_NEST_MAXTHREADS][2];
+    memset(part, 0, sizeof part);
+    ep_dim_t E = d->extent[d->split];
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int tid, ntr;
+        ep_team(&tid, &ntr);
+        ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
+        if (reduce_all) {
+            // a private partial sum each, combined below in thread order
+            char *own[EP_NEST_MAXIN + 1];
+            memcpy(own, base, sizeof own);
+            own[d->nin] = (char *)part[tid];
+            if (lo < hi) ep_rec(&c, 0, own, 0, lo, hi);
+        } else if (lo < hi) {
+            ep_rec(&c, 0, base, 1, lo, hi);
+        }
+    }
+    if (reduce_all) {
+        ep_val_t r = ep_load(c.dt, (const char *)part[0]);
+        for (int t = 1; t < nt; t++) {
+            ep_val_t v = ep_load(c.dt, (const char *)part[t]);
+            if (c.dt == EP_NEST_F32 || c.dt == EP_NEST_C64) {
+                r.re = (float)((float)r.re + (float)v.re);
+                r.im = (float)((float)r.im + (float)v.im);
+            } else {
+                r.re += v.re; r.im += v.im;
+            }
+        }
+        ep_store(c.dt, (char *)d->out, r, 0);
+    }
+    return EP_OK;
+}

@@ -1,0 +1,40 @@
+// ep_nest.h -- the loop-nest engine: a sum of products over a nest of loops.
+//
+//     out[...] = sum over the loops of  in_0[...] * in_1[...] * ... * in_{n-1}[...]
+//
+// Every operand (the inputs, then the output) has one stride per loop, in
+// elements of the dtype (a complex element counts as one); stride 0 means the
+// operand does not vary along that loop: a broadcast input, or an axis the
+// output sums over.  Loops run outer to inner in the order given; the caller
+// (einplan/nest.py) has merged and ordered them.  The output is written, never
+// cleared first: its first visit stores, later visits add.
+#ifndef EP_NEST_H
+#define EP_NEST_H
+
+#include "ep_types.h"
+
+#define EP_NEST_MAXIN 8      // inputs of one nest
+
+typedef enum { EP_NEST_F32 = 0, EP_NEST_F64 = 1, EP_NEST_C64 = 2,
+               EP_NEST_C128 = 3 } ep_nest_dtype_t;
+
+typedef struct {
+    ep_nest_dtype_t dtype;
+    int nin;                 // inputs, 0 < nin <= EP_NEST_MAXIN
+    int ndim;                // loops, outer to inner (0: one product)
+    ep_dim_t extent[EP_MAXDIM];
+    ep_inc_t stride[EP_NEST_MAXIN + 1][EP_MAXDIM];   // inputs, then the output
+    int split;               // loop the threads share out, -1: none
+    int nthreads;            // most threads worth using (capped by the library's setting)
+    int tile;                // > 0: the two innermost loops run in tiles of this edge
+    int isa;                 // ep_isa_t of the inner loops, -1: the one in use
+    const void *in[EP_NEST_MAXIN];
+    void *out;
+} ep_nest_desc_t;
+
+ep_status_t ep_nest(const ep_nest_desc_t *d);
+
+// The threads ep_nest runs d with (its cap, the library's setting, OpenMP).
+int ep_nest_threads(const ep_nest_desc_t *d);
+
+#endif

@@ -1,0 +1,438 @@
+// ep_nest_template.h -- ep_nest.c's inner loops (one row of the nest) for one
+// ISA and one dtype, included once per pair with these set:
+//   NT(x)   function name          T     the real element type
+//   IT      the integer type of T's size (lane shuffles)
+//   CPX     1: interleaved complex elements (re, im), 0: real
+//   VL      lanes of T per vector   NT_TGT   the target attribute (never -march)
+// Vectors are GCC vector extensions of VL lanes, so the one source compiles
+// to SSE2 / AVX2 / AVX-512 code under the target attribute.  The template
+// undefines its parameters at its end.
+//
+// A row: n elements along the innermost loop, nm "moving" inputs p[j] with
+// element strides s[j] (the inputs that are constant along the row were
+// folded into the caller's scale).  Sums run blockwise: NB elements per
+// block in several vector accumulators, blocks combined pairwise (a binary
+// counter of partial sums), so the error grows with log(n) as in numpy's
+// pairwise sum.
+#define NT_FN static NT_TGT
+#define NT_VB (VL * (int)sizeof(T))
+typedef T NT(vec) __attribute__((vector_size(NT_VB), aligned(sizeof(T))));
+typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
+#define NT_LD(q) (*(const NT(vec) *)(q))
+#define NT_ST(q, v) (*(NT(vec) *)(q) = (v))
+#define NB 2048
+
+static inline __attribute__((always_inline)) NT_TGT T NT(hsum)(NT(vec) v, int step, int first)
+{
+    // sum of lanes first, first + step, ... (step 1: all; 2: re or im lanes)
+    T t[VL];
+    NT_ST(t, v);
+    T r = 0;
+    for (int l = first; l < VL; l += step) r += t[l];
+    return r;
+}
+
+#if !CPX
+// sum_{i<n} prod_j q[j][i] over contiguous rows, n <= NB
+NT_FN T NT(blk_contig)(int nm, const T *const *q, ep_dim_t n)
+{
+    NT(vec) a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    ep_dim_t i = 0;
+    const T *x = q[0], *y = nm > 1 ? q[1] : q[0];
+    if (nm == 1) {
+        for (; i + 4 * VL <= n; i += 4 * VL) {
+            a0 += NT_LD(x + i); a1 += NT_LD(x + i + VL);
+            a2 += NT_LD(x + i + 2 * VL); a3 += NT_LD(x + i + 3 * VL);
+        }
+        for (; i + VL <= n; i += VL) a0 += NT_LD(x + i);
+    } else if (nm == 2) {
+        for (; i + 4 * VL <= n; i += 4 * VL) {
+            a0 += NT_LD(x + i) * NT_LD(y + i);
+            a1 += NT_LD(x + i + VL) * NT_LD(y + i + VL);
+            a2 += NT_LD(x + i + 2 * VL) * NT_LD(y + i + 2 * VL);
+            a3 += NT_LD(x + i + 3 * VL) * NT_LD(y + i + 3 * VL);
+        }
+        for (; i + VL <= n; i += VL) a0 += NT_LD(x + i) * NT_LD(y + i);
+    } else {
+        for (; i + 2 * VL <= n; i += 2 * VL) {
+            NT(vec) v = NT_LD(x + i), w = NT_LD(x + i + VL);
+            for (int j = 1; j < nm; j++) {
+                v *= NT_LD(q[j] + i);
+                w *= NT_LD(q[j] + i + VL);
+            }
+            a0 += v; a1 += w;
+        }
+    }
+    T r = NT(hsum)((a0 + a1) + (a2 + a3), 1, 0);
+    T t0 = 0, t1 = 0;
+    for (; i + 1 < n; i += 2) {
+        T v = x[i], w = x[i + 1];
+        for (int j = 1; j < nm; j++) { v *= q[j][i]; w *= q[j][i + 1]; }
+        t0 += v; t1 += w;
+    }
+    if (i < n) {
+        T v = x[i];
+        for (int j = 1; j < nm; j++) v *= q[j][i];
+        t0 += v;
+    }
+    return r + (t0 + t1);
+}
+
+// the same through any strides (a gather: four scalar accumulators)
+NT_FN T NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_t n)
+{
+    T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    ep_dim_t i = 0;
+    const T *x = q[0], *y = nm > 1 ? q[1] : q[0];
+    ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : s[0];
+    if (nm == 1) {
+        for (; i + 4 <= n; i += 4) {
+            a0 += x[i * sx]; a1 += x[(i + 1) * sx];
+            a2 += x[(i + 2) * sx]; a3 += x[(i + 3) * sx];
+        }
+        for (; i < n; i++) a0 += x[i * sx];
+    } else if (nm == 2) {
+        for (; i + 4 <= n; i += 4) {
+            a0 += x[i * sx] * y[i * sy];
+            a1 += x[(i + 1) * sx] * y[(i + 1) * sy];
+            a2 += x[(i + 2) * sx] * y[(i + 2) * sy];
+            a3 += x[(i + 3) * sx] * y[(i + 3) * sy];
+        }
+        for (; i < n; i++) a0 += x[i * sx] * y[i * sy];
+    } else {
+        for (; i < n; i++) {
+            T v = x[i * sx];
+            for (int j = 1; j < nm; j++) v *= q[j][i * s[j]];
+            if (i & 1) a1 += v; else a0 += v;
+        }
+    }
+    return (a0 + a1) + (a2 + a3);
+}
+
+NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
+{
+    int contig = 1;
+    for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    if (n <= NB) {
+        res[0] = contig ? NT(blk_contig)(nm, p, n) : NT(blk_strided)(nm, p, s, n);
+        return;
+    }
+    T lvl[64];
+    uint64_t cnt = 0;
+    const T *q[EP_NEST_MAXIN];
+    for (ep_dim_t b = 0; b < n; b += NB) {
+        ep_dim_t len = n - b < NB ? n - b : NB;
+        for (int j = 0; j < nm; j++) q[j] = p[j] + b * s[j];
+        T v = contig ? NT(blk_contig)(nm, q, len) : NT(blk_strided)(nm, q, s, len);
+        int k = 0;
+        for (; cnt >> k & 1; k++) v = lvl[k] + v;
+        lvl[k] = v;
+        cnt++;
+    }
+    T r = 0;
+    for (int k = 0; cnt >> k; k++)
+        if (cnt >> k & 1) r = lvl[k] + r;
+    res[0] = r;
+}
+
+// o[i*so] = (first ? 0 : o[i*so]) + c * prod_j p[j][i*s[j]]
+NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                        T *o, ep_inc_t so, const T *cp, int first)
+{
+    const T c = cp[0];
+    int contig = so == 1;
+    for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    ep_dim_t i = 0;
+    if (contig) {
+        NT(vec) cv = c - (NT(vec)){0};
+        if (nm == 1) {
+            const T *x = p[0];
+            if (first) for (; i + VL <= n; i += VL) NT_ST(o + i, cv * NT_LD(x + i));
+            else for (; i + VL <= n; i += VL) NT_ST(o + i, NT_LD(o + i) + cv * NT_LD(x + i));
+        } else if (nm == 2) {
+            const T *x = p[0], *y = p[1];
+            if (first)
+                for (; i + VL <= n; i += VL) NT_ST(o + i, cv * (NT_LD(x + i) * NT_LD(y + i)));
+            else
+                for (; i + VL <= n; i += VL)
+                    NT_ST(o + i, NT_LD(o + i) + cv * (NT_LD(x + i) * NT_LD(y + i)));
+        } else {
+            for (; i + VL <= n; i += VL) {
+                NT(vec) v = nm ? NT_LD(p[0] + i) : cv - cv + 1;
+                for (int j = 1; j < nm; j++) v *= NT_LD(p[j] + i);
+                v = cv * v;
+                NT_ST(o + i, first ? v : NT_LD(o + i) + v);
+            }
+        }
+    }
+    if (nm == 2) {
+        const T *x = p[0], *y = p[1];
+        ep_inc_t sx = s[0], sy = s[1];
+        for (; i + 4 <= n; i += 4) {
+            T v0 = c * (x[i * sx] * y[i * sy]), v1 = c * (x[(i + 1) * sx] * y[(i + 1) * sy]);
+            T v2 = c * (x[(i + 2) * sx] * y[(i + 2) * sy]);
+            T v3 = c * (x[(i + 3) * sx] * y[(i + 3) * sy]);
+            if (!first) {
+                v0 += o[i * so]; v1 += o[(i + 1) * so];
+                v2 += o[(i + 2) * so]; v3 += o[(i + 3) * so];
+            }
+            o[i * so] = v0; o[(i + 1) * so] = v1; o[(i + 2) * so] = v2; o[(i + 3) * so] = v3;
+        }
+        if (first) for (; i < n; i++) o[i * so] = c * (x[i * sx] * y[i * sy]);
+        else for (; i < n; i++) o[i * so] += c * (x[i * sx] * y[i * sy]);
+    } else if (nm == 1) {
+        // loads of four elements ahead of their stores (no store-to-load
+        // stalls between a strided read and the unit-stride writes)
+        const T *x = p[0];
+        ep_inc_t sx = s[0];
+        for (; i + 4 <= n; i += 4) {
+            T v0 = c * x[i * sx], v1 = c * x[(i + 1) * sx];
+            T v2 = c * x[(i + 2) * sx], v3 = c * x[(i + 3) * sx];
+            if (!first) {
+                v0 += o[i * so]; v1 += o[(i + 1) * so];
+                v2 += o[(i + 2) * so]; v3 += o[(i + 3) * so];
+            }
+            o[i * so] = v0; o[(i + 1) * so] = v1; o[(i + 2) * so] = v2; o[(i + 3) * so] = v3;
+        }
+        if (first) for (; i < n; i++) o[i * so] = c * x[i * sx];
+        else for (; i < n; i++) o[i * so] += c * x[i * sx];
+    }
+    for (; i < n; i++) {
+        T v = 1;
+        for (int j = 0; j < nm; j++) v *= p[j][i * s[j]];
+        v = c * v;
+        o[i * so] = first ? v : o[i * so] + v;
+    }
+}
+
+#else  // interleaved complex: element i is (q[2i], q[2i+1])
+
+// sum_{i<n} prod_j q[j][i] over contiguous rows of one or two inputs, n <= NB
+NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im)
+{
+    // the 2n reals as vectors: even lanes hold real parts, odd lanes imaginary
+    NT(vec) a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
+    ep_dim_t i = 0, n2 = 2 * n;
+    const T *x = q[0], *y = nm > 1 ? q[1] : q[0];
+#if VL == 2
+    const NT(ivec) sw = {1, 0};
+#elif VL == 4
+    const NT(ivec) sw = {1, 0, 3, 2};
+#elif VL == 8
+    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6};
+#else
+    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
+#endif
+    if (nm == 1) {
+        for (; i + 2 * VL <= n2; i += 2 * VL) { a0 += NT_LD(x + i); a1 += NT_LD(x + i + VL); }
+    } else {
+        // a*b: (xr yr, xi yi) lanes into a, (xr yi, xi yr) into b
+        for (; i + 2 * VL <= n2; i += 2 * VL) {
+            NT(vec) u = NT_LD(x + i), v = NT_LD(y + i);
+            NT(vec) u1 = NT_LD(x + i + VL), v1 = NT_LD(y + i + VL);
+            a0 += u * v; b0 += u * __builtin_shuffle(v, sw);
+            a1 += u1 * v1; b1 += u1 * __builtin_shuffle(v1, sw);
+        }
+    }
+    NT(vec) a = a0 + a1, b = b0 + b1;
+    T r, m;
+    if (nm == 1) {
+        r = NT(hsum)(a, 2, 0); m = NT(hsum)(a, 2, 1);
+    } else {
+        r = NT(hsum)(a, 2, 0) - NT(hsum)(a, 2, 1);
+        m = NT(hsum)(b, 2, 0) + NT(hsum)(b, 2, 1);
+    }
+    for (; i < n2; i += 2) {
+        if (nm == 1) { r += x[i]; m += x[i + 1]; }
+        else {
+            r += x[i] * y[i] - x[i + 1] * y[i + 1];
+            m += x[i] * y[i + 1] + x[i + 1] * y[i];
+        }
+    }
+    *re = r; *im = m;
+}
+
+NT_FN void NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_t n,
+                           T *re, T *im)
+{
+    T r0 = 0, m0 = 0, r1 = 0, m1 = 0;
+    for (ep_dim_t i = 0; i < n; i++) {
+        T vr = q[0][2 * i * s[0]], vi = q[0][2 * i * s[0] + 1];
+        for (int j = 1; j < nm; j++) {
+            T wr = q[j][2 * i * s[j]], wi = q[j][2 * i * s[j] + 1];
+            T t = vr * wr - vi * wi;
+            vi = vr * wi + vi * wr;
+            vr = t;
+        }
+        if (i & 1) { r1 += vr; m1 += vi; } else { r0 += vr; m0 += vi; }
+    }
+    *re = r0 + r1; *im = m0 + m1;
+}
+
+NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
+{
+    int contig = nm <= 2;
+    for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    T lr[64], li[64];
+    uint64_t cnt = 0;
+    const T *q[EP_NEST_MAXIN];
+    for (ep_dim_t b = 0; b < n; b += NB) {
+        ep_dim_t len = n - b < NB ? n - b : NB;
+        for (int j = 0; j < nm; j++) q[j] = p[j] + 2 * b * s[j];
+        T vr, vi;
+        if (contig) NT(blk_contig)(nm, q, len, &vr, &vi);
+        else NT(blk_strided)(nm, q, s, len, &vr, &vi);
+        int k = 0;
+        for (; cnt >> k & 1; k++) { vr = lr[k] + vr; vi = li[k] + vi; }
+        lr[k] = vr; li[k] = vi;
+        cnt++;
+    }
+    T r = 0, m = 0;
+    for (int k = 0; cnt >> k; k++)
+        if (cnt >> k & 1) { r = lr[k] + r; m = li[k] + m; }
+    res[0] = r; res[1] = m;
+}
+
+NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                        T *o, ep_inc_t so, const T *cp, int first)
+{
+    const T cr = cp[0], ci = cp[1];
+    if (nm == 2 && cr == 1 && ci == 0) {
+        const T *x = p[0], *y = p[1];
+        ep_inc_t sx = 2 * s[0], sy = 2 * s[1];
+        for (ep_dim_t i = 0; i < n; i++) {
+            T xr = x[i * sx], xi = x[i * sx + 1], yr = y[i * sy], yi = y[i * sy + 1];
+            T *d = o + 2 * i * so;
+            T vr = xr * yr - xi * yi, vi = xr * yi + xi * yr;
+            if (first) { d[0] = vr; d[1] = vi; }
+            else { d[0] += vr; d[1] += vi; }
+        }
+        return;
+    }
+    for (ep_dim_t i = 0; i < n; i++) {
+        T vr = cr, vi = ci;
+        for (int j = 0; j < nm; j++) {
+            T wr = p[j][2 * i * s[j]], wi = p[j][2 * i * s[j] + 1];
+            T t = vr * wr - vi * wi;
+            vi = vr * wi + vi * wr;
+            vr = t;
+        }
+        T *d = o + 2 * i * so;
+        if (first) { d[0] = vr; d[1] = vi; }
+        else { d[0] += vr; d[1] += vi; }
+    }
+}
+#endif
+
+NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first);
+
+// R rows at once (the loop around the row, rows apart by rs[j] elements):
+// o[r*so] = (first and r's first visit ? 0 : o[r*so]) + row r's sum.  One
+// call per R rows: short rows ('...ij,j->...i' with j = 7) pay no per-row
+// dispatch.
+NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first)
+{
+    const T *q[EP_NEST_MAXIN];
+    int contig = 1;
+    for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    if (nm == 2 && n <= NB && R >= 4 && !contig) {
+        // a GEMV's dot form with a strided vector: the vector is the same
+        // for every row, so gather it once and run the rows contiguous
+        int v = rs[0] == 0 ? 0 : rs[1] == 0 ? 1 : -1;
+        if (v >= 0 && s[1 - v] == 1) {
+            T buf[(1 + CPX) * NB];
+            for (ep_dim_t i = 0; i < n; i++) {
+                buf[(1 + CPX) * i] = p[v][(1 + CPX) * i * s[v]];
+#if CPX
+                buf[2 * i + 1] = p[v][2 * i * s[v] + 1];
+#endif
+            }
+            const T *pp[2];
+            ep_inc_t ss[2] = {1, 1};
+            pp[v] = buf;
+            pp[1 - v] = p[1 - v];
+            NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first);
+            return;
+        }
+    }
+    ep_dim_t r = 0;
+#if !CPX
+    if (nm == 2 && n <= NB && (n < 4 * VL || !contig)) {
+        // short or strided dots four rows at a time: four independent chains
+        ep_inc_t sx = s[0], sy = s[1];
+        for (; r + 4 <= R; r += 4) {
+            const T *x = p[0] + r * rs[0], *y = p[1] + r * rs[1];
+            ep_inc_t ax = rs[0], ay = rs[1];
+            T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            for (ep_dim_t i = 0; i < n; i++) {
+                a0 += x[i * sx] * y[i * sy];
+                a1 += x[i * sx + ax] * y[i * sy + ay];
+                a2 += x[i * sx + 2 * ax] * y[i * sy + 2 * ay];
+                a3 += x[i * sx + 3 * ax] * y[i * sy + 3 * ay];
+            }
+            T a[4] = {a0, a1, a2, a3};
+            for (int t = 0; t < 4; t++) {
+                T *d = o + (r + t) * so;
+                int f = first && (r + t == 0 || so != 0);
+                *d = f ? a[t] : *d + a[t];
+            }
+        }
+    }
+#endif
+    for (; r < R; r++) {
+        for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
+        T res[2] = {0, 0};
+#if !CPX
+        if (contig && nm == 2 && n < 4 * VL) {
+            // a short dot: scalar, two accumulators
+            const T *x = q[0], *y = q[1];
+            T a0 = 0, a1 = 0;
+            ep_dim_t i = 0;
+            for (; i + 1 < n; i += 2) { a0 += x[i] * y[i]; a1 += x[i + 1] * y[i + 1]; }
+            if (i < n) a0 += x[i] * y[i];
+            res[0] = a0 + a1;
+        } else if (contig && nm == 1 && n < 4 * VL) {
+            const T *x = q[0];
+            T a0 = 0, a1 = 0;
+            ep_dim_t i = 0;
+            for (; i + 1 < n; i += 2) { a0 += x[i]; a1 += x[i + 1]; }
+            if (i < n) a0 += x[i];
+            res[0] = a0 + a1;
+        } else
+#endif
+            NT(row_sum)(nm, q, s, n, res);
+        T *d = o + (1 + CPX) * r * so;
+        int f = first && (r == 0 || so != 0);
+        d[0] = f ? res[0] : d[0] + res[0];
+#if CPX
+        d[1] = f ? res[1] : d[1] + res[1];
+#endif
+    }
+}
+
+// R elementwise rows: row r into o + r*sor (inputs rs[j] apart)
+NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, ep_inc_t sor,
+                         const T *cp, int first)
+{
+    const T *q[EP_NEST_MAXIN];
+    for (ep_dim_t r = 0; r < R; r++) {
+        for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
+        NT(row_prod)(nm, q, s, n, o + (1 + CPX) * r * sor, so, cp,
+                     first && (r == 0 || sor != 0));
+    }
+}
+
+#undef NT_FN
+#undef NT_VB
+#undef NT_LD
+#undef NT_ST
+#undef NB
+#undef NT
+#undef T
+#undef IT
+#undef CPX
+#undef VL
+#undef NT_TGT

@@ -1,0 +1,181 @@
+"""Step 2g for the loop-nest engine: the loops of one sum of products.
+
+``nest_step`` turns operands (labels and element strides) and a destination
+into a ``NestStep``: the loops (one per label of extent > 1) ordered so the
+innermost -- the row the SIMD kernel runs -- touches the fewest cache lines
+per element, the others outermost-largest-stride first, adjacent loops
+merged where every operand allows it, two innermost loops tiled when the
+operands disagree on which axis is unit-stride, and the loop threads share.
+
+``choose_engine`` is the rule between the two engines for one pairwise step:
+the packed GEMM engine where m, n and k are all worth a micro-kernel tile,
+the loop nest otherwise (elementwise products, reductions, dots, GEMVs,
+outer products, tiny GEMMs): packing a panel pays only when each element is
+reused across a tile.
+"""
+from __future__ import annotations
+
+import math
+
+from . import _native
+from .plan import KernelKind, NestLoop, NestStep
+
+LINE = 64                # bytes per cache line
+ROW_OVERHEAD = 48.0      # bytes-equivalent cost of starting a row (a call, a scale)
+TILE_BYTES = 384 * 1024  # a tile of every operand fits in L2 together
+THREAD_WORK = 1 << 20    # element-operand visits worth one more thread (~1 ms)
+L2_RESIDENT = 256 * 1024  # an operand this small stays in cache however it is walked
+MIN_GEMM_EDGE = 4        # m, n, k all at least this for the packed engine
+MAXIN = 8                # inputs of one nest (ep_nest.h)
+
+_DTYPE_CODE = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}
+
+
+def nest_dtype_ok(dtype) -> bool:
+    return str(dtype) in _DTYPE_CODE
+
+
+def choose_engine(m: int, n: int, k: int) -> str:
+    """'gemm' when the step's m, n and k extents all reach MIN_GEMM_EDGE,
+    else 'nest' (GEMV, dot, outer, elementwise and thin or tiny GEMMs)."""
+    return "gemm" if min(m, n, k) >= MIN_GEMM_EDGE else "nest"
+
+
+def _line_cost(strides, itemsize, extent, resident=()):
+    """Cost of a loop as the row: cache-line bytes each operand touches per
+    element (the output's write counts twice; an operand that stays in L2
+    costs a quarter), plus the row's start-up."""
+    cost = 0.0
+    for j, s in enumerate(strides):
+        w = min(abs(s) * itemsize, LINE)
+        if abs(s) > 1 and j < len(resident) and resident[j]:
+            w *= 0.25
+        cost += 2 * w if j == len(strides) - 1 else w
+    return cost + ROW_OVERHEAD / extent
+
+
+def order_loops(table, itemsize):
+    """``table``: {label: (extent, strides)} -> labels outer to inner.
+
+    Outer loops by decreasing sum of |strides| (numpy's nditer sorts the same
+    way); the row is the loop of least ``_line_cost``.
+    """
+    labels = sorted(table, key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
+    if not labels:
+        return labels
+    nops = len(next(iter(table.values()))[1])
+    resident = [math.prod(table[c][0] for c in table if table[c][1][j] != 0) * itemsize
+                <= L2_RESIDENT for j in range(nops)]
+    row = min(reversed(labels),
+              key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident))
+    labels.remove(row)
+    return labels + [row]
+
+
+def merge_loops(loops):
+    """Merge adjacent loops (outer, inner) where every operand has
+    stride(outer) == extent(inner) * stride(inner)."""
+    out = []
+    for lp in loops:
+        if out:
+            prev = out[-1]
+            if all(so == lp.extent * si for so, si in zip(prev.strides, lp.strides)):
+                out[-1] = NestLoop(prev.labels + lp.labels, prev.extent * lp.extent, lp.strides)
+                continue
+        out.append(lp)
+    return out
+
+
+def _tile_edge(loops, itemsize):
+    """An edge for square tiles of the two innermost loops when some operand
+    is unit-stride along the outer of the two and far-strided along the row
+    ('ab,ba->ab'), else 0."""
+    if len(loops) < 2:
+        return 0
+    outer, row = loops[-2], loops[-1]
+    crossed = any(abs(so) == 1 and abs(si) * itemsize >= LINE
+                  for so, si in zip(outer.strides, row.strides))
+    if not crossed:
+        return 0
+    edge = int(math.sqrt(TILE_BYTES / (len(row.strides) * itemsize)))
+    edge = max(8, 1 << (edge.bit_length() - 1))
+    if min(outer.extent, row.extent) <= edge:
+        return 0
+    return edge
+
+
+def _split(loops, nin, threads_cap):
+    """The loop threads share out: the outermost one around the row the
+    output varies along (disjoint writes) with extent >= 2, or -- when the
+    output is a scalar -- the outermost loop (per-thread partial sums)."""
+    if threads_cap <= 1:
+        return -1
+    if all(lp.strides[-1] == 0 for lp in loops):
+        return 0 if loops else -1
+    for i, lp in enumerate(loops[:-1]):
+        if lp.strides[-1] != 0 and lp.extent >= 2:
+            return i
+    # the row itself only when it is the only loop (splitting it costs a
+    # dispatch per row)
+    return 0 if len(loops) == 1 else -1
+
+
+def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None):
+    """The NestStep computing ``out = sum prod(ins)``.
+
+    ``ins``: (slot, labels, element strides) per input; ``out_strides``:
+    element stride of each destination label of extent > 1.
+    """
+    itemsize = _itemsize(dtype)
+    labels = []
+    for _, lab, _ in ins:
+        labels += [c for c in lab if c not in labels and sizes[c] != 1]
+    labels += [c for c in out_strides if c not in labels and sizes[c] != 1]
+    own = [dict(zip(lab, st)) for _, lab, st in ins]
+    table = {c: (sizes[c], tuple(o.get(c, 0) for o in own) + (out_strides.get(c, 0),))
+             for c in labels}
+    loops = [NestLoop(c, table[c][0], table[c][1]) for c in order_loops(table, itemsize)]
+    loops = merge_loops(loops)
+    tile = _tile_edge(loops, itemsize)
+    total = math.prod(lp.extent for lp in loops)
+    visits = total * (len(ins) + 1)
+    cap = max(1, min(64, visits // THREAD_WORK))
+    split = _split(loops, len(ins), cap)
+    threads = cap if split >= 0 else 1
+    row = "prod"
+    if loops:
+        last = loops[-1]
+        row = "sum" if last.strides[-1] == 0 else "prod"
+        moving = [s for s in last.strides[:-1] if s != 0]
+        unit = all(abs(s) == 1 for s in moving) and (row == "sum" or abs(last.strides[-1]) == 1)
+        row += "/contig" if unit and all(s == 1 for s in moving) else "/strided"
+    else:
+        row = "sum/scalar"
+    moved = sum(math.prod(sizes[c] for c in lab if sizes[c] != 1) for _, lab, _ in ins)
+    moved += math.prod(sizes[c] for c in out_strides if sizes[c] != 1)
+    native = None
+    if _native.available():
+        native = _native.prepare_nest(str(dtype), len(ins),
+                                      tuple((lp.extent,) + lp.strides for lp in loops),
+                                      split, threads, tile)
+    return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
+                    out_labels, tuple(loops), row, tile, split, threads, buffer,
+                    moved * itemsize, total * max(len(ins) - 1, 1), native=native)
+
+
+def _itemsize(dtype) -> int:
+    return {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16}[str(dtype)]
+
+
+
+def step_kind(n_inputs, m, n, k) -> KernelKind:
+    """The mathematical kind of a nest (for reports): by which groups are empty."""
+    if n_inputs == 1:
+        return KernelKind.REDUCE
+    if n_inputs > 2:
+        return KernelKind.PRODUCT
+    if k:
+        if m and n:
+            return KernelKind.GEMM
+        return KernelKind.GEMV if (m or n) else KernelKind.DOT
+    return KernelKind.OUTER if (m and n) else KernelKind.BATCH_ONLY

@@ -1,0 +1,241 @@
+"""The loop-nest engine (ep_nest): every row kernel under every ISA this CPU
+runs (``NestCall(..., isa=)``), summation accuracy, threads, and the planner's
+decisions around it (the fallbacks it leaves to numpy are named and counted)."""
+import numpy as np
+import pytest
+
+import einplan
+from einplan import _native
+from einplan.plan import NestStep
+
+K = _native._kernels
+pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
+ISAS = K.available_isas() if K is not None else ()
+DTYPES = ["float32", "float64", "complex64", "complex128"]
+# lengths around every vector width (4..16 lanes, 4 accumulators) and past
+# one summation block (2048 elements: the pairwise combination of blocks)
+LENGTHS = [1, 3, 7, 8, 16, 31, 64, 65, 130, 2049, 5000]
+
+
+def _rand(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _close(got, want, dtype, k):
+    eps = np.finfo(np.dtype(dtype)).eps
+    np.testing.assert_allclose(got, want, rtol=0, atol=8 * (k + 3) * eps * max(
+        1.0, float(np.max(np.abs(want))) if np.size(want) else 1.0) * 4)
+
+
+def _strides(a):
+    return [s // a.itemsize for s in a.strides]
+
+
+@pytest.fixture
+def one_thread():
+    prev = _native.get_num_threads()
+    _native.set_num_threads(1)
+    yield
+    _native.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", LENGTHS)
+def test_row_sum_paths(isa, dtype, n, one_thread):
+    """row_sum: contiguous (SIMD) for 1, 2, 3 inputs, strided (gather), and a
+    stride-0 input folded into the row's scale."""
+    rng = np.random.default_rng(n)
+    x, y, z = (_rand(rng, 2 * n, dtype) for _ in range(3))
+    out = np.empty((), dtype)
+    for nin, ins, st, want in [
+            (1, (x,), (1,), x[:n].sum()),
+            (2, (x, y), (1, 1), (x[:n] * y[:n]).sum()),
+            (3, (x, y, z), (1, 1, 1), (x[:n] * y[:n] * z[:n]).sum()),
+            (2, (x, y), (2, 1), (x[::2] * y[:n]).sum()),
+            (2, (x, y), (1, 0), x[:n].sum() * y[0])]:
+        call = _native.prepare_nest(dtype, nin, [(n,) + st + (0,)])
+        call(ins, out, isa=isa)
+        _close(out, want, dtype, n)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", LENGTHS[:-2])
+def test_row_prod_paths(isa, dtype, n, one_thread):
+    """row_prod into the output: contiguous (SIMD), strided, first visit
+    stores and later visits add (a sum over an outer loop), stride-0 input."""
+    rng = np.random.default_rng(n + 1)
+    A, B = _rand(rng, (3, n), dtype), _rand(rng, (n, 3), dtype)
+    v = _rand(rng, 3, dtype)
+    out = np.full(n, np.nan, dtype)
+    cases = [
+        (1, (A,), [(3, n, 0), (n, 1, 1)], A.sum(0)),                       # 'ij->j'
+        (2, (A, B), [(3, n, 1, 0), (n, 1, 3, 1)], (A * B.T).sum(0)),       # 'ij,ji->j'
+        (3, (A, A, A), [(3, n, n, n, 0), (n, 1, 1, 1, 1)], (A ** 3).sum(0)),
+        (2, (A, v), [(3, n, 1, 0), (n, 1, 0, 1)], (A * v[:, None]).sum(0)),  # axpy form
+    ]
+    for nin, ins, loops, want in cases:
+        out[...] = np.nan
+        _native.prepare_nest(dtype, nin, loops)(ins, out, isa=isa)
+        _close(out, want, dtype, 3)
+    # a strided output and strided inputs
+    o2 = np.full(2 * n, np.nan, dtype)
+    _native.prepare_nest(dtype, 2, [(n, 3, 1, 2)])((A.ravel(), B.ravel()), o2, isa=isa)
+    _close(o2[::2], A.ravel()[::3][:n] * B.ravel()[:n], dtype, 1)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_and_tiles(isa, dtype, one_thread):
+    """The loop around the row in one call (short dots, short sums) and the
+    two innermost loops in tiles ('ab,ba->ab', 'ab,ba->a', 'ab,ba->b')."""
+    rng = np.random.default_rng(7)
+    for m, n in [(5, 3), (300, 7), (37, 70), (130, 131)]:
+        A, B = _rand(rng, (m, n), dtype), _rand(rng, (n, m), dtype)
+        for tile in (0, 8, 64):
+            o = np.empty((m, n), dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 1, n), (n, 1, m, 1)], tile=tile)(
+                (A, B), o, isa=isa)
+            _close(o, A * B.T, dtype, 1)
+            o = np.empty(m, dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 1, 1), (n, 1, m, 0)], tile=tile)(
+                (A, B), o, isa=isa)
+            _close(o, (A * B.T).sum(1), dtype, n)
+            o = np.empty(n, dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 1, 0), (n, 1, m, 1)], tile=tile)(
+                (A, B), o, isa=isa)
+            _close(o, (A * B.T).sum(0), dtype, m)
+        # a GEMV's dot form with a strided vector shared by every row
+        v = _rand(rng, 2 * n, dtype)
+        o = np.empty(m, dtype)
+        _native.prepare_nest(dtype, 2, [(m, n, 0, 1), (n, 1, 2, 0)])((A, v), o, isa=isa)
+        _close(o, A @ v[::2], dtype, n)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_threads_split_output_and_partial_sums(dtype):
+    """Threads over an output loop (disjoint writes), over a reduced loop of
+    a scalar (per-thread partials combined in thread order: the same result
+    on every run with the same thread count)."""
+    prev = _native.get_num_threads()
+    rng = np.random.default_rng(3)
+    A = _rand(rng, (64, 3000), dtype)
+    try:
+        _native.set_num_threads(2)
+        o = np.empty(64, dtype)
+        call = _native.prepare_nest(dtype, 1, [(64, 3000, 1), (3000, 1, 0)], split=0, threads=2)
+        assert call.threads() == min(2, _native.get_num_threads())
+        call((A,), o)
+        _close(o, A.sum(1), dtype, 3000)
+        s = np.empty((), dtype)
+        call = _native.prepare_nest(dtype, 1, [(64, 3000, 0), (3000, 1, 0)], split=0, threads=2)
+        call((A,), s)
+        first = s.copy()
+        _close(s, A.sum(), dtype, 64 * 3000)
+        for _ in range(5):
+            call((A,), s)
+            assert s == first
+        # the split loop is the row itself
+        call = _native.prepare_nest(dtype, 1, [(64 * 3000, 1, 0)], split=0, threads=2)
+        call((A,), s)
+        _close(s, A.sum(), dtype, 64 * 3000)
+    finally:
+        _native.set_num_threads(prev)
+
+
+def test_float32_sum_is_as_accurate_as_numpy():
+    """1e7 float32 values: blockwise, pairwise-combined sums stay within
+    numpy's own pairwise error (a naive running float32 sum is ~100x off)."""
+    rng = np.random.default_rng(0)
+    x = (rng.random(10 ** 7) + 0.5).astype(np.float32)
+    exact = np.sum(x, dtype=np.float64)
+    ours = float(einplan.einsum("i->", x))
+    theirs = max(abs(float(np.einsum("i->", x)) - exact), abs(float(np.sum(x)) - exact))
+    assert abs(ours - exact) <= max(theirs, 4 * np.finfo(np.float32).eps * exact)
+    # and the dot form
+    ours = float(einplan.einsum("i,i->", x, x))
+    exact = np.dot(x.astype(np.float64), x.astype(np.float64))
+    theirs = abs(float(np.einsum("i,i->", x, x)) - exact)
+    assert abs(ours - exact) <= max(theirs, 4 * np.finfo(np.float32).eps * exact)
+
+
+def test_bad_descriptors_raise():
+    a = np.ones(10)
+    with pytest.raises(ValueError):
+        _native.prepare_nest("float64", 1, [(11, 1, 0)])((a,), np.empty(()))   # reads past a
+    with pytest.raises(TypeError):
+        _native.prepare_nest("int64", 1, [(10, 1, 0)])
+    with pytest.raises(TypeError):
+        _native.prepare_nest("float64", 1, [(10, 1, 0)])((a.astype(np.float32),), np.empty(()))
+    with pytest.raises(ValueError):
+        _native.prepare_nest("float64", 1, [(10, 1, 0)])((a,), _readonly())
+    with pytest.raises(ValueError):
+        _native.prepare_nest("float64", 1, [(2 ** 40, 0, 0), (2 ** 40, 0, 0)])
+
+
+def _readonly():
+    r = np.empty(())
+    r.flags.writeable = False
+    return r
+
+
+def _steps(subscripts, *ops):
+    d = einplan.explain(subscripts, *ops).to_dict()
+    return d["steps"], d["fallbacks"]
+
+
+def test_nest_fallbacks_are_named_and_counted():
+    """Dtypes the nest does not take keep numpy: an integer sum is a whole-call
+    fallback, a sum that casts (dtype=) a numpy.sum step -- both named."""
+    ints = np.arange(12).reshape(3, 4)
+    steps, fb = _steps("ij->j", ints)
+    assert [f["where"] for f in fb] == ["whole call"] and "int64" in fb[0]["reason"]
+    d = einplan.explain("ij->j", np.ones((3, 4), np.float32), dtype=np.float64).to_dict()
+    assert [s["kind"] for s in d["steps"]] == ["reduce"]
+    assert len(d["fallbacks"]) == 1 and "numpy.sum" in d["fallbacks"][0]["reason"]
+    # the float dtypes run natively: no fallback at all
+    for dt in DTYPES:
+        steps, fb = _steps("ij,ij->i", np.ones((3, 4), dt), np.ones((3, 4), dt))
+        assert fb == [] and steps[0]["engine"] == "nest"
+
+
+def test_explain_prints_the_nest():
+    a = np.ones((64, 70, 30), np.float32)
+    text = str(einplan.explain("ijk->j", a))
+    assert "loop nest" in text and "row sum/contig" in text and "vectorised along 'k'" in text
+    (step,) = einplan.explain("ijk->j", a).to_dict()["steps"]
+    nest = step["nest"]
+    assert [lp["labels"] for lp in nest["loops"]] == ["i", "j", "k"]
+    assert nest["vectorised"] == "k" and nest["bytes_moved"] == a.nbytes + 70 * 4
+    m = einplan.explain("ijk->j", a, measure=True).to_dict()["measured"]
+    assert m["pct_bandwidth"] is not None and m["pct_bandwidth"] > 0
+
+
+def test_hot_path_runs_the_nest_runner():
+    """A cached one-nest call allocates and runs in C, and out= goes through
+    the overlap check (an overlapping out= still gives numpy's answer)."""
+    a = np.arange(12.0).reshape(3, 4)
+    for _ in range(3):
+        np.testing.assert_array_equal(einplan.einsum("ij->i", a), a.sum(1))
+    out = np.empty(3)
+    for _ in range(3):
+        assert einplan.einsum("ij->i", a, out=out) is out
+        np.testing.assert_array_equal(out, a.sum(1))
+    b = np.arange(16.0).reshape(4, 4)
+    want = np.einsum("ij,ij->i", b, b)
+    for _ in range(2):
+        got = einplan.einsum("ij,ij->i", b, b, out=b[0])   # out= overlaps the operand
+        np.testing.assert_array_equal(got, want)
+        b = np.arange(16.0).reshape(4, 4)
+
+
+def test_multi_operand_elementwise_is_one_nest():
+    a = np.random.default_rng(0).standard_normal((30, 40))
+    plan = einplan.plan("ij,ij,ij->i", a, a, a)
+    (step,) = plan._plan.steps
+    assert isinstance(step, NestStep) and len(step.inputs) == 3
+    np.testing.assert_allclose(plan(a, a, a), np.einsum("ij,ij,ij->i", a, a, a))
