@@ -21,7 +21,7 @@ from . import _native
 from .plan import KernelKind, NestLoop, NestStep
 
 LINE = 64                # bytes per cache line
-ROW_OVERHEAD = 48.0      # bytes-equivalent cost of starting a row (a call, a scale)
+ROW_OVERHEAD = 200.0    # bytes-equivalent cost of starting a row (a call, a scale)
 TILE_BYTES = 384 * 1024  # a tile of every operand fits in L2 together
 THREAD_WORK = 1 << 20    # element-operand visits worth one more thread (~1 ms)
 L2_RESIDENT = 256 * 1024  # an operand this small stays in cache however it is walked
