@@ -204,14 +204,18 @@ static ep_dim_t ep_claim_mblock(ep_shared_t *sh, int tid, int nt,
     return -1;
 }
 
-// When m has at most this many rows, each element of B is used by so few
-// micro-tiles that packing it costs more than it saves: full NR-wide
-// panels with unit n stride and a regular k stride are read in place.
-// Measured on Zen 4, 2026-11-21, tract 'bij,jk->bik' f32 (m = 77*bs,
-// k = 512, n = 1536), 1 thread, ratio to numpy's merged reshape@ with B
-// read in place / packed: m = 77: 1.13 / 1.02; m = 231: 1.08 / 0.95;
-// m = 462: 0.94 / 1.00; m = 1232: 1.02 / 1.02.
-#define EP_DIRECT_B_MAX_M 256
+// When m has at most the kernel set's direct_b_max_m_s/_d rows, each element of
+// B is used by so few micro-tiles that packing it costs more than it saves:
+// full NR-wide panels with unit n stride and a regular k stride are read in
+// place.  Measured for 'bij,jk->bik' shapes (k = 512, n = 1536), 1 thread,
+// ratio to numpy's merged reshape@ with B read in place / packed:
+//   AVX-512, Zen 4, 2026-11-21, f32: m = 77: 1.13 / 1.02; m = 231: 1.08 /
+//   0.95; m = 462: 0.94 / 1.00; m = 1232: 1.02 / 1.02  -> 256 rows;
+//   AVX2, Zen 3, 2026-11-23: m = 6: f32 2.0 / 0.85, f64 1.5 / 1.4; m = 16:
+//   f32 1.05 / 0.66, f64 0.62 / 0.84; m = 77: f32 0.89 / 0.94, f64 0.57 /
+//   1.04; m = 231: f64 0.49 / 1.08; 256^3 f64 0.77 / 1.00  -> 16 rows f32,
+//   6 f64 (B's rows are pages apart: a panel read in place thrashes the
+//   L1 TLB once several row panels reuse it).
 #define EP_DIRECT_B(sh, jp, nc, NR)                                          \
     ((sh)->direct_b && (sh)->nbs_b[jp] == 1 && (sh)->ks_b != EP_IRREGULAR && \
      ((jp) + 1) * (NR) <= (nc))
@@ -604,7 +608,8 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
         if (s->bk.mc < EP_SCALE_BLOCK) s->bk.mc = EP_SCALE_BLOCK;
         if (s->bk.nc < EP_SCALE_BLOCK) s->bk.nc = EP_SCALE_BLOCK;
     }
-    s->direct_b = M <= EP_DIRECT_B_MAX_M && !ep_always_pack() && !d->b_packed &&
+    s->direct_b = M <= (d->dtype == EP_FLOAT32 ? u->direct_b_max_m_s : u->direct_b_max_m_d) &&
+                  !ep_always_pack() && !d->b_packed &&
                   !d->cplx;
     s->nthreads = nt;
     if (nt > 1) {

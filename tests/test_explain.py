@@ -342,7 +342,9 @@ def test_schedule_is_ep_gemms_own():
     assert model.gemm_schedule(1, 300, 300, 1, 2).path == "gemv"
     tiny = model.gemm_schedule(70, 70, 70, 1, 2)
     assert tiny.threads == 1 and tiny.parallel_loop == "none" and tiny.path == "packed"
-    assert tiny.direct_b                 # m = 70 <= 256: B read in place
+    # one row panel: B read in place (every kernel set); 300 rows: packed
+    assert model.gemm_schedule(6, 70, 70, 1, 2).direct_b
+    assert not model.gemm_schedule(300, 70, 70, 1, 2).direct_b
 
 
 @pytest.mark.slow

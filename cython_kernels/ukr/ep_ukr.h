@@ -88,6 +88,9 @@ typedef struct {
     // block must stay in L1d for smm to beat packing (k is then bounded by
     // the L1d size); 0 where B streaming from L2 keeps up (any k)
     int smm_l1_cols_s, smm_l1_cols_d;
+    // the most rows of C for which the packed path reads full B panels in
+    // place instead of packing them (ep_gemm.c: EP_DIRECT_B)
+    int direct_b_max_m_s, direct_b_max_m_d;
 } ep_ukr_set_t;
 
 // Largest tile any kernel uses, for the stack tile of edge cases.

@@ -94,18 +94,18 @@ EP_L1_DECL(avx512)
 const ep_ukr_set_t ep_ukr_set_generic = {
     EP_ISA_GENERIC, "generic", 4, 16, 4, 8,
     ep_sgemm_ukr_ref_4x16, ep_dgemm_ukr_ref_4x8, EP_L1_FNS(ref), NULL, NULL, 0, 0,
-    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}};
+    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}, 0, 0, 256, 256};
 #if defined(__x86_64__) || defined(_M_X64)
 const ep_ukr_set_t ep_ukr_set_avx2 = {
     EP_ISA_AVX2, "avx2", 6, 16, 6, 8,
     ep_sgemm_ukr_avx2_6x16, ep_dgemm_ukr_avx2_6x8, EP_L1_FNS(avx2),
     ep_ssmm_avx2, ep_dsmm_avx2, 64, 32,
-    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}, 24, 12};
+    {0, 0}, {0, 0}, {NULL, NULL}, {NULL, NULL}, 24, 12, 16, 6};
 const ep_ukr_set_t ep_ukr_set_avx512 = {
     EP_ISA_AVX512, "avx512", 8, 48, 8, 24,
     ep_sgemm_ukr_avx512_8x48, ep_dgemm_ukr_avx512_8x24, EP_L1_FNS(avx512),
     ep_ssmm_avx512, ep_dsmm_avx512, 128, 64,
     {16, 32}, {8, 16},
     {ep_sgemm_ukr_avx512_8x16, ep_sgemm_ukr_avx512_8x32},
-    {ep_dgemm_ukr_avx512_8x8, ep_dgemm_ukr_avx512_8x16}};
+    {ep_dgemm_ukr_avx512_8x8, ep_dgemm_ukr_avx512_8x16}, 0, 0, 256, 256};
 #endif
