@@ -21,11 +21,15 @@ import numpy as np
 
 from . import _native
 from .execute import run_plan, simple_runner
-from .operands import describe, describe_operands
+from .operands import describe, describe_operands, numpy_pairwise_dtypes
 from .planner import Options, make_plan
 from .spec import parse_spec
 
 _DEFAULT_OPTIONS = Options()
+# equal to "safe" but not the interned literal: tells an omitted casting=
+# from an explicit casting="safe" (numpy's pairwise path forwards only the
+# options given)
+_SAFE = "".join(("sa", "fe"))
 _ndarray = np.ndarray
 _FAST_MAX = 1024          # entries of the hot-path dict (cleared when full)
 _fast: dict = {}
@@ -55,7 +59,7 @@ def _py_fast_key(operands, out):
 _fast_key = _native.call_key or _py_fast_key
 
 
-def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=True):
+def einsum(*operands, out=None, dtype=None, order="K", casting=_SAFE, optimize=True):
     """Evaluate the Einstein summation convention on the operands (numpy.einsum).
 
     >>> einsum("ij,jk->ik", a, b)          # string form
@@ -66,7 +70,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if key is not None and not default:
         # other options key a plan of their own (matmul's out= passes
         # casting='same_kind' on every call); an explicit path list cannot
-        opts = (dtype, order, casting, optimize)
+        opts = (dtype, order, casting, casting is _SAFE, optimize)
         try:
             hash(opts)
         except TypeError:
@@ -82,12 +86,15 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             return run_plan(plan, operands[1:], out)
 
     spec, arrays = parse_spec(operands)
-    options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize)
+    options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize,
+                                                             casting is not _SAFE)
     out_info = None
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError("'out' must be an array")
-        if not out.flags.writeable:
+        # numpy's pairwise path checks the casts first (its fallback raises)
+        if not out.flags.writeable and not numpy_pairwise_dtypes(
+                options.optimize, [a.dtype for a in arrays], options.dtype, out.dtype):
             raise ValueError("output array is read-only")
         out_info = describe(out)
     plan = make_plan(spec, describe_operands(arrays), options, out_info)

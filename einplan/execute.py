@@ -112,6 +112,8 @@ def run_plan(plan, operands, out=None):
         opt = opts["optimize"]
         if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
             opt = list(opt)
+        elif plan.fallback.numpy_kwargs is not None:
+            opt = list(opt) if isinstance(opt, tuple) else opt
         elif np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands):
             # object arrays: numpy's own default loop (optimize=False).  Its
             # optimize path pairs operands through tensordot/dot, whose
@@ -125,8 +127,13 @@ def run_plan(plan, operands, out=None):
             # [True, True] gives 2, not 4.  Its single loop computes in the
             # result dtype throughout.
             opt = False
-        res = np.einsum(plan.fallback_subscripts, *operands, out=out, dtype=opts["dtype"],
-                        order=opts["order"], casting=opts["casting"], optimize=opt)
+        if plan.fallback.numpy_kwargs is not None:
+            res = np.einsum(plan.fallback_subscripts, *operands, out=out, optimize=opt,
+                            **dict(plan.fallback.numpy_kwargs))
+        else:
+            res = np.einsum(plan.fallback_subscripts, *operands, out=out,
+                            dtype=opts["dtype"], order=opts["order"],
+                            casting=opts["casting"], optimize=opt)
         # numpy's optimize path may return a 0-d array where its default
         # path (and einplan) return a scalar
         if out is None and isinstance(res, np.ndarray) and res.ndim == 0:

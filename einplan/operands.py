@@ -90,27 +90,58 @@ def check_options(order, casting) -> tuple[str, str]:
 
 
 def resolve_dtype(dtypes, dtype=None, casting="safe", out_dtype=None) -> np.dtype:
-    """The dtype the contraction is computed in, like numpy.einsum.
+    """The dtype the contraction is computed in, with numpy.einsum's casting checks.
 
+    These are the rules of numpy's iterator as numpy.einsum sets it up: the
+    computation dtype is ``dtype=`` or, without it, ``np.result_type`` of the
+    operands AND ``out=`` (so bool operands with a complex ``out=`` are summed
+    as complex, not OR-ed); every operand is cast to it under ``casting``;
+    ``out=`` is read and written, so the cast must pass ``casting`` both ways.
     numpy converts every operand to an array first, so Python scalars are not
-    "weak" here: ``einsum('i,->i', float32_array, 2.0)`` is float64.
+    "weak" here: ``einsum('i,->i', float32_array, 2.0)`` is float64.  Every
+    engine and every fallback computes in the dtype returned here.
     """
-    if dtype is None:
-        res = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
-    else:
+    if dtype is not None:
         res = np.dtype(dtype)
-    # numpy checks every operand against the rule even without dtype=:
-    # float32 with float64 under casting='no' is a TypeError
+        if not res.isnative:  # the iterator computes in native byte order
+            res = res.newbyteorder("=")
+    elif out_dtype is not None:
+        res = np.result_type(*dtypes, out_dtype)
+    else:
+        res = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
     for i, dt in enumerate(dtypes):
         if not np.can_cast(dt, res, casting=casting):
             raise TypeError(f"Iterator operand {i} dtype could not be cast from "
-                            f"dtype('{dt}') to dtype('{res}') according to the rule "
-                            f"'{casting}'")
-    if out_dtype is not None and not np.can_cast(res, out_dtype, casting=casting):
-        raise TypeError(f"Iterator requested dtype could not be cast from dtype('{res}') "
-                        f"to dtype('{np.dtype(out_dtype)}'), the operand {len(dtypes)} "
-                        f"dtype, according to the rule '{casting}'")
+                            f"{dt!r} to {res!r} according to the rule '{casting}'")
+    if out_dtype is not None:
+        out_dtype = np.dtype(out_dtype)
+        if not np.can_cast(out_dtype, res, casting=casting):
+            raise TypeError(f"Iterator operand {len(dtypes)} dtype could not be cast from "
+                            f"{out_dtype!r} to {res!r} according to the rule '{casting}'")
+        if not np.can_cast(res, out_dtype, casting=casting):
+            raise TypeError(f"Iterator requested dtype could not be cast from {res!r} "
+                            f"to {out_dtype!r}, the operand {len(dtypes)} "
+                            f"dtype, according to the rule '{casting}'")
     return res
+
+
+# optimize= values for which numpy.einsum runs its pairwise Python path
+# (bmm_einsum: matmul / multiply per pair in the operands' own dtypes, the
+# last one writing into out= by ufunc rules or ``out[...] = ab``) instead of
+# its single iterator.  einplan's default optimize=True keeps numpy's
+# default (optimize=False) dtype semantics.
+def numpy_pairwise_dtypes(optimize, dtypes, dtype, out_dtype) -> bool:
+    """True where numpy.einsum's result dtype or casting differs from the
+    iterator's rules: an explicit path finder or path with two or more
+    operands whose dtypes, ``dtype=`` or ``out=`` dtype are not all one."""
+    if optimize is True or optimize is False or len(dtypes) < 2:
+        return False
+    kinds = set(dtypes)
+    if dtype is not None:
+        kinds.add(np.dtype(dtype))
+    if out_dtype is not None:
+        kinds.add(np.dtype(out_dtype))
+    return len(kinds) > 1
 
 
 def optimize_key(optimize):

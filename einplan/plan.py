@@ -40,6 +40,9 @@ class KernelKind(enum.Enum):
 class Fallback:
     """Why the whole einsum is handed to numpy.einsum."""
     reason: str
+    # when set, numpy.einsum runs with the caller's optimize= (its pairwise
+    # path and dtype semantics) and exactly these keyword options
+    numpy_kwargs: tuple | None = None
 
     def __str__(self):
         return f"fallback to numpy.einsum: {self.reason}"

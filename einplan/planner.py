@@ -28,7 +28,8 @@ import numpy as np
 
 from . import _native
 from .layout import loop_straddling_axes, merge_axes
-from .operands import check_options, check_span, optimize_key, plan_key, resolve_dtype
+from .operands import (check_options, check_span, numpy_pairwise_dtypes, optimize_key,
+                       plan_key, resolve_dtype)
 from .path import pairwise_path
 from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, Plan,
                    ReduceStep)
@@ -49,12 +50,14 @@ class Options:
     order: str = "K"
     casting: str = "safe"
     optimize: object = True
+    # numpy's pairwise path passes casting= to its ufuncs only when given
+    casting_given: bool = False
 
     @classmethod
-    def make(cls, dtype=None, order="K", casting="safe", optimize=True):
+    def make(cls, dtype=None, order="K", casting="safe", optimize=True, casting_given=False):
         order, casting = check_options(order, casting)
         return cls(None if dtype is None else np.dtype(dtype), order, casting,
-                   optimize_key(optimize))
+                   optimize_key(optimize), casting_given and casting == "safe")
 
 
 def make_plan(spec, infos, options: Options = Options(), out_info=None) -> Plan:
@@ -106,14 +109,25 @@ class _Builder:
         return self.n_slots - 1
 
 
-def _fallback(spec, shape, dtype, options, reason):
+def _fallback(spec, shape, dtype, options, reason, keep_optimize=False):
+    kw = _numpy_kwargs(options) if keep_optimize else None
     return Plan(spec.inputs, spec.output, shape, str(dtype), None,
-                fallback=Fallback(reason), fallback_subscripts=_letters(spec),
+                fallback=Fallback(reason, kw), fallback_subscripts=_letters(spec),
                 options=_opts_tuple(options))
 
 
 def _opts_tuple(options):
     return (options.dtype, options.order, options.casting, options.optimize)
+
+
+def _numpy_kwargs(options) -> tuple:
+    """The options as numpy.einsum's pairwise path receives them: only those given."""
+    kw = [] if options.dtype is None else [("dtype", options.dtype)]
+    if options.order != "K":
+        kw.append(("order", options.order))
+    if options.casting != "safe" or options.casting_given:
+        kw.append(("casting", options.casting))
+    return tuple(kw)
 
 
 def _letters(spec) -> str:
@@ -137,6 +151,14 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
         check_span(out_info, "out")
     shape = tuple(sizes[c] for c in spec.output)
     out_dtype = None if out_info is None else out_info.dtype
+    if numpy_pairwise_dtypes(options.optimize, [i.dtype for i in infos], options.dtype,
+                             out_dtype):
+        dtype = options.dtype or np.result_type(*(i.dtype for i in infos))
+        return _fallback(spec, shape, dtype, options,
+                         f"optimize={options.optimize!r} with mixed dtypes: numpy's "
+                         "pairwise path casts per pair and into out=", keep_optimize=True)
+    if out_info is not None and out_info.shape != shape:   # numpy checks this first
+        raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
     if _is_pure_view(spec, infos, out_info):
         # numpy returns the operand's view and ignores dtype= / casting=
         dtype = infos[0].dtype
