@@ -86,6 +86,7 @@ class ContractPlan:
         cdts = {a.dtype for a in const_arrays.values()}
         default_dt = np.dtype(dtype) if dtype is not None else (
             cdts.pop() if len(cdts) == 1 else np.dtype(np.float64))
+        default_dt = default_dt.newbyteorder("=")   # what the kernels compute in
         templates = []
         for i, op in enumerate(operands):
             if i in const_arrays:
@@ -193,6 +194,9 @@ class ContractPlan:
             if a.shape != self._var_shapes[pos]:
                 raise ValueError(f"operand {pos} has shape {a.shape}; this plan was made for "
                                  f"{self._var_shapes[pos]}")
+            if not a.dtype.isnative and a.dtype.newbyteorder("=") == self._var_dtypes[pos]:
+                # byte-swapped operand: the kernels read native machine words
+                a = a.astype(self._var_dtypes[pos])
             if a.dtype != self._var_dtypes[pos]:
                 raise ValueError(f"operand {pos} has dtype {a.dtype}; this plan was made for "
                                  f"{self._var_dtypes[pos]}")

@@ -77,3 +77,31 @@ def test_dtype_casting_matrix_matches_numpy(ops, dtype, out, casting, optimize, 
 def test_small_differential_fuzz_run():
     diffs = fuzz.run(1500, seed=12345)
     assert not diffs, [d[:2] for d in diffs[:5]]
+
+
+def test_reusable_plan_with_byte_swapped_operands():
+    A = np.arange(16.0).reshape(4, 4)
+    expected = A @ (2 * np.eye(4))
+    for consts in ((), (1,)):
+        b = (2 * np.eye(4)).astype(">f8")
+        if consts:
+            p = einplan.plan("ij,jk->ik", (4, 4), b, constants=consts)
+        else:
+            p = einplan.plan("ij,jk->ik", (4, 4), (4, 4))
+        for a in (A.astype(">f8"), A):
+            args = (a,) if consts else (a, b)
+            np.testing.assert_array_equal(p(*args), expected)
+            np.testing.assert_array_equal(p(*args), expected)   # the runner's hot path
+        if not consts:
+            np.testing.assert_array_equal(p(A.astype(">f8"), np.eye(4)), A)
+
+
+def test_gemm_descriptor_rejects_byte_swapped_arrays():
+    from einplan import _native
+    # m (extent, A stride, C stride), n (extent, B, C), k (extent, A, B)
+    call = _native.prepare_gemm(np.dtype(np.float64), [(4, 4, 4)], [(4, 1, 1)],
+                                [(4, 1, 4)], [])
+    np.testing.assert_array_equal(call(np.eye(4), np.eye(4), np.empty((4, 4))), np.eye(4))
+    A = np.ones((4, 4), ">f8")
+    with pytest.raises(TypeError):
+        call(A, np.ones((4, 4)), np.empty((4, 4)))
