@@ -145,10 +145,37 @@ def numpy_pairwise_dtypes(optimize, dtypes, dtype, out_dtype) -> bool:
 
 
 def optimize_key(optimize):
-    """numpy's optimize values as something hashable (explicit paths as tuples)."""
+    """numpy's optimize values as something hashable (explicit paths as tuples).
+
+    As numpy.einsum_path: True, False, None, a string, ``['einsum_path', ...]``
+    or ``(name, memory_limit)``; anything else (0, 1, 2.5, np.True_,
+    ('greedy',)) is a TypeError before anything else is looked at.
+    """
+    if not (optimize is True or optimize is False or optimize is None
+            or isinstance(optimize, str)):
+        try:
+            ok = len(optimize) > 0 and (
+                optimize[0] == "einsum_path"
+                or (len(optimize) == 2 and isinstance(optimize[0], str)
+                    and isinstance(optimize[1], (int, float))))
+        except TypeError:
+            ok = False
+        if not ok:
+            raise TypeError(f"Did not understand the path: {optimize}")
     if isinstance(optimize, (list, tuple)):
         return tuple(tuple(x) if isinstance(x, (list, tuple)) else x for x in optimize)
     return optimize
+
+
+def check_path_name(optimize, inputs, output) -> None:
+    """KeyError for a path finder numpy does not know ('dp', 'auto', ...),
+    raised where numpy's einsum_path looks it up: more than two operands
+    and some label contracted away."""
+    name = optimize[0] if isinstance(optimize, tuple) and len(optimize) == 2 \
+        and isinstance(optimize[0], str) and optimize[0] != "einsum_path" else optimize
+    if (isinstance(name, str) and name not in ("greedy", "optimal") and len(inputs) > 2
+            and not set("".join(inputs)) <= set(output)):
+        raise KeyError(f"Path name {name} not found")
 
 
 def plan_key(inputs, output, infos, out_info, options) -> tuple:

@@ -28,9 +28,9 @@ import numpy as np
 
 from . import _native
 from .layout import loop_straddling_axes, merge_axes
-from .operands import (check_options, check_span, numpy_pairwise_dtypes, optimize_key,
-                       plan_key, resolve_dtype)
-from .path import pairwise_path
+from .operands import (check_options, check_path_name, check_span, numpy_pairwise_dtypes,
+                       optimize_key, plan_key, resolve_dtype)
+from .path import check_explicit as check_explicit_path, pairwise_path
 from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, Plan,
                    ReduceStep)
 from .roles import assign_roles, diagonal_view, presum_labels
@@ -145,6 +145,10 @@ def _letters(spec) -> str:
 
 def _build_plan(spec, infos, options, out_info) -> Plan:
     sizes = spec.sizes
+    check_path_name(options.optimize, spec.inputs, spec.output)
+    opt = options.optimize
+    if isinstance(opt, tuple) and opt and opt[0] == "einsum_path" and len(infos) == 1:
+        check_explicit_path(tuple(tuple(c) for c in opt[1:]), 1)
     for i, info in enumerate(infos):
         check_span(info, f"operand {i}")
     if out_info is not None:
