@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from . import _native
+from .deferral import defer, protocol_reason
 from .execute import run_plan, simple_runner
 from .operands import describe, describe_operands, numpy_pairwise_dtypes
 from .planner import Options, make_plan
@@ -59,6 +60,21 @@ def _py_fast_key(operands, out):
 _fast_key = _native.call_key or _py_fast_key
 
 
+def _given(out, dtype, order, casting, optimize) -> dict:
+    """The options the caller gave, for numpy.einsum (whose default optimize
+    is False, einplan's True)."""
+    kw = {} if out is None else {"out": out}
+    if dtype is not None:
+        kw["dtype"] = dtype
+    if order != "K":
+        kw["order"] = order
+    if casting is not _SAFE:
+        kw["casting"] = casting
+    if optimize is not True:
+        kw["optimize"] = optimize
+    return kw
+
+
 def einsum(*operands, out=None, dtype=None, order="K", casting=_SAFE, optimize=True):
     """Evaluate the Einstein summation convention on the operands (numpy.einsum).
 
@@ -85,6 +101,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting=_SAFE, optimize=T
                 return runner(operands[1:]) if out is None else runner(operands[1:], out)
             return run_plan(plan, operands[1:], out)
 
+    reason = protocol_reason(operands if out is None else operands + (out,))
+    if reason is not None:
+        return defer(reason, np.einsum, *operands, **_given(out, dtype, order, casting, optimize))
     spec, arrays = parse_spec(operands)
     options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize,
                                                              casting is not _SAFE)

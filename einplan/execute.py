@@ -114,7 +114,8 @@ def run_plan(plan, operands, out=None):
             opt = list(opt)
         elif plan.fallback.numpy_kwargs is not None:
             opt = list(opt) if isinstance(opt, tuple) else opt
-        elif np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands):
+        elif (np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands)
+              or (out is not None and 0 in out.strides)):
             # object arrays: numpy's own default loop (optimize=False).  Its
             # optimize path pairs operands through tensordot/dot, whose
             # error path over-releases object references when an element's
@@ -125,7 +126,8 @@ def run_plan(plan, operands, out=None):
             # own dtype (a bool operand summed with OR, an int8 one wrapping
             # at 8 bits) before promoting: 'a,b->' on int64 [2] and bool
             # [True, True] gives 2, not 4.  Its single loop computes in the
-            # result dtype throughout.
+            # result dtype throughout, and alone accumulates every product
+            # into a zero-stride out=.
             opt = False
         if plan.fallback.numpy_kwargs is not None:
             res = np.einsum(plan.fallback_subscripts, *operands, out=out, optimize=opt,

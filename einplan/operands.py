@@ -133,7 +133,8 @@ def resolve_dtype(dtypes, dtype=None, casting="safe", out_dtype=None) -> np.dtyp
 def numpy_pairwise_dtypes(optimize, dtypes, dtype, out_dtype) -> bool:
     """True where numpy.einsum's result dtype or casting differs from the
     iterator's rules: an explicit path finder or path with two or more
-    operands whose dtypes, ``dtype=`` or ``out=`` dtype are not all one."""
+    operands whose dtypes, ``dtype=`` or ``out=`` dtype are not all one, or
+    not in native byte order."""
     if optimize is True or optimize is False or len(dtypes) < 2:
         return False
     kinds = set(dtypes)
@@ -141,7 +142,9 @@ def numpy_pairwise_dtypes(optimize, dtypes, dtype, out_dtype) -> bool:
         kinds.add(np.dtype(dtype))
     if out_dtype is not None:
         kinds.add(np.dtype(out_dtype))
-    return len(kinds) > 1
+    # the iterator also casts byte-swapped operands to native order (a cast
+    # casting='no' forbids); the pairwise ufuncs take them as they are
+    return len(kinds) > 1 or not all(k.isnative for k in kinds)
 
 
 def optimize_key(optimize):
@@ -185,7 +188,9 @@ def plan_key(inputs, output, infos, out_info, options) -> tuple:
     alignment, the out= layout and the options (dtype, order, casting, optimize).
     Data pointers are NOT part of it: a plan is reused for new arrays.
     """
-    ops = tuple((i.shape, i.strides, i.dtype.str, i.aligned) for i in infos)
+    # the dtype itself, not its .str: structured dtypes with other fields,
+    # StringDType and datetime units differ where their strings may not
+    ops = tuple((i.shape, i.strides, i.dtype, i.aligned) for i in infos)
     out = None if out_info is None else (out_info.shape, out_info.strides,
-                                         out_info.dtype.str, out_info.aligned)
+                                         out_info.dtype, out_info.aligned)
     return (tuple(inputs), output, ops, out, options)

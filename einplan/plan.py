@@ -225,7 +225,7 @@ class Plan:
     inputs: tuple[str, ...]
     output: str
     shape: tuple[int, ...]             # output shape
-    dtype: str                         # compute / result dtype
+    dtype: np.dtype                    # compute / result dtype
     out_buffer: Buffer | None          # how to allocate the output (None when out= given)
     steps: tuple = ()
     path: tuple[tuple[int, ...], ...] = ()

@@ -111,7 +111,7 @@ class _Builder:
 
 def _fallback(spec, shape, dtype, options, reason, keep_optimize=False):
     kw = _numpy_kwargs(options) if keep_optimize else None
-    return Plan(spec.inputs, spec.output, shape, str(dtype), None,
+    return Plan(spec.inputs, spec.output, shape, dtype, None,
                 fallback=Fallback(reason, kw), fallback_subscripts=_letters(spec),
                 options=_opts_tuple(options))
 
@@ -163,6 +163,12 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
                          "pairwise path casts per pair and into out=", keep_optimize=True)
     if out_info is not None and out_info.shape != shape:   # numpy checks this first
         raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
+    if out_info is not None and any(st == 0 and e > 1 for e, st in
+                                    zip(out_info.shape, out_info.strides or ())):
+        return _fallback(spec, shape, resolve_dtype([i.dtype for i in infos], options.dtype,
+                                                    options.casting, out_dtype),
+                         options, "out= repeats elements (a zero stride): numpy's loop "
+                         "accumulates every product into them")
     if _is_pure_view(spec, infos, out_info):
         # numpy returns the operand's view and ignores dtype= / casting=
         dtype = infos[0].dtype
@@ -178,6 +184,10 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
         info = infos[0]
         if info.strides is None or not info.aligned:
             return _fallback(spec, shape, dtype, options, "operand not addressable in elements")
+        if info.dtype.kind not in "biufc" and not _is_pure_view(spec, infos, out_info):
+            # datetime / object / structured / string sums and casts: numpy's
+            # own loops (timedelta -> float64 under casting='unsafe', ...)
+            return _fallback(spec, shape, dtype, options, f"operand dtype {info.dtype}")
         plan = _single_operand(spec, info, dtype, options, out_info, shape)
         if plan.steps[0].as_view or dtype in _NATIVE or dtype in _COMPLEX:
             return plan
@@ -283,7 +293,7 @@ def _build_plan(spec, infos, options, out_info) -> Plan:
 
     if out_cast:
         out_buffer = out_buffer or Buffer(shape, tuple(range(len(shape))))
-    return Plan(spec.inputs, spec.output, shape, str(dtype),
+    return Plan(spec.inputs, spec.output, shape, dtype,
                 None if (out_info is not None and not out_cast) else out_buffer,
                 steps=tuple(b.steps), path=path, out_cast=out_cast,
                 scalar_result=(len(shape) == 0), options=_opts_tuple(options),
@@ -427,7 +437,7 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
     kind = KernelKind.REDUCE if summed else KernelKind.COPY
     step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
                       buf, kind, as_view=as_view)
-    return Plan(spec.inputs, spec.output, shape, str(dtype), buf, steps=(step,),
+    return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 out_cast=out_cast, scalar_result=(len(shape) == 0),
                 options=_opts_tuple(options), fallback_subscripts=_letters(spec), n_slots=1)
 

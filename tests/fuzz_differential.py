@@ -143,7 +143,14 @@ def compare(spec, ops, kw, out):
     ref, got = np.asarray(ref), np.asarray(got)
     if ref.shape != got.shape or ref.dtype != got.dtype:
         return f"shape/dtype: numpy {ref.shape} {ref.dtype} einplan {got.shape} {got.dtype}"
-    if ref.dtype.kind in "biu":
+    inexact = any(np.asarray(o).dtype.kind in "fc" for o in ops) or (
+        kw.get("dtype") is not None and np.dtype(kw["dtype"]).kind in "fc")
+    if ref.dtype.kind in "biu" and inexact:
+        # a float sum truncated to an integer out=: rounding in another
+        # order may land on the other side of an integer
+        with np.errstate(all="ignore"):
+            same = bool(np.all(np.abs(ref.astype(float) - got.astype(float)) <= 1))
+    elif ref.dtype.kind in "biu":
         same = np.array_equal(ref, got)
     else:
         # the loosest precision involved: a float32 sum written to float64
