@@ -142,7 +142,7 @@ cdef extern from *:
 
 
 cdef inline bint _of_type(cnp.ndarray x, int type_num):
-    """x holds native-byte-order elements of type_num (the kernels read raw
+    """x holds native-byte-order elements of type_num (the kernels load
     machine words: a byte-swapped float64 has float64's type number too)."""
     return cnp.PyArray_TYPE(x) == type_num and cnp.PyArray_ISNOTSWAPPED(x)
 
@@ -208,8 +208,13 @@ cdef class GemmCall:
     cdef int _check(self, cnp.ndarray A, object B, cnp.ndarray C) except -1:
         if (not _of_type(A, self.type_num) or not _of_type(C, self.type_num)
                 or (B is not None and not _of_type(<cnp.ndarray>B, self.type_num))):
-            raise TypeError(f"A, B and C must be {self.dtype} arrays, got {A.dtype}, "
-                            f"{getattr(B, 'dtype', 'prepacked')}, {C.dtype}")
+            raise TypeError(f"A, B and C must be {self.dtype} arrays in native byte "
+                            f"order, got {A.dtype}, {getattr(B, 'dtype', 'prepacked')}, "
+                            f"{C.dtype}")
+        if (not cnp.PyArray_ISALIGNED(A) or not cnp.PyArray_ISALIGNED(C)
+                or (B is not None and not cnp.PyArray_ISALIGNED(<cnp.ndarray>B))):
+            # a misaligned element load is undefined behaviour in C
+            raise ValueError("A, B and C must be aligned to their itemsize")
         if not cnp.PyArray_ISWRITEABLE(C):
             raise ValueError("output array C is read-only")
         if self.reads_ab:
@@ -300,6 +305,8 @@ cdef class GemmCall:
         cdef ep_status_t st
         if not _of_type(B, self.type_num):
             raise TypeError(f"B must be a {self.dtype} array, got {B.dtype}")
+        if not cnp.PyArray_ISALIGNED(B):
+            raise ValueError("B must be aligned to its itemsize")
         if self.reads_ab:
             _reach_ok(B, self.lo[1], self.hi[1])
         cdef int64_t elems = ep_packed_b_size(&d)
