@@ -2,6 +2,8 @@
 
     pip install .                   # OpenMP threads when the compiler has them
     EINPLAN_NO_OPENMP=1 pip install .   # single-threaded build
+    EINPLAN_SANITIZE=1 pip install -e .  # AddressSanitizer + UBSan build (tests:
+                                         # LD_PRELOAD the libasan runtime, see .ci/sanitize)
 
 ISA-specific code is never compiled for the build machine's own CPU (no
 native-arch flag): each micro-kernel file under cython_kernels/ukr/ carries its
@@ -60,6 +62,11 @@ def openmp_flags():
 
 
 OMP = openmp_flags()
+# AddressSanitizer + UndefinedBehaviorSanitizer: any report aborts the process
+# (-fno-sanitize-recover), so a test run with zero failures had zero reports
+SANITIZE = os.environ.get("EINPLAN_SANITIZE", "0") not in ("", "0")
+SAN_FLAGS = (["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+              "-fno-omit-frame-pointer", "-g", "-O1"] if SANITIZE else [])
 extensions = [
     Extension(
         "einplan._kernels",
@@ -67,8 +74,8 @@ extensions = [
         # headers too: an edited template (ep_copy_simd.h, ...) rebuilds
         depends=sorted(glob.glob(f"{KERNEL_DIR}/*.h") + glob.glob(f"{KERNEL_DIR}/ukr/*.h")),
         include_dirs=[KERNEL_DIR, numpy.get_include()],
-        extra_compile_args=BASE_CFLAGS + OMP,
-        extra_link_args=OMP,
+        extra_compile_args=BASE_CFLAGS + OMP + SAN_FLAGS,
+        extra_link_args=OMP + SAN_FLAGS[:1],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
     )
 ]

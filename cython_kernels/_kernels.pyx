@@ -8,6 +8,7 @@ allocation a MemoryError -- never a crash.  The GIL is released while C runs.
 Imported by einplan/_native.py only.
 """
 import operator
+import warnings
 
 import numpy as np
 cimport numpy as cnp
@@ -170,6 +171,12 @@ cdef extern from *:
     bint __builtin_mul_overflow(int64_t a, int64_t b, int64_t *res) nogil
 
 
+cdef inline bint _of_type(cnp.ndarray x, int type_num):
+    """x holds native-byte-order elements of type_num (the kernels load
+    machine words: a byte-swapped float64 has float64's type number too)."""
+    return cnp.PyArray_TYPE(x) == type_num and cnp.PyArray_ISNOTSWAPPED(x)
+
+
 cdef class GemmCall:
     """One GEMM descriptor, validated once (extents, overflow, strides) and
     then run many times on arrays of the planned dtype and layout: the plan
@@ -236,10 +243,15 @@ cdef class GemmCall:
                            | (EP_CPLX_CONJ_B if conj_b else 0))
 
     cdef int _check(self, cnp.ndarray A, object B, cnp.ndarray C) except -1:
-        if (cnp.PyArray_TYPE(A) != self.type_num or cnp.PyArray_TYPE(C) != self.type_num
-                or (B is not None and cnp.PyArray_TYPE(<cnp.ndarray>B) != self.type_num)):
-            raise TypeError(f"A, B and C must be {self.dtype} arrays, got {A.dtype}, "
-                            f"{getattr(B, 'dtype', 'prepacked')}, {C.dtype}")
+        if (not _of_type(A, self.type_num) or not _of_type(C, self.type_num)
+                or (B is not None and not _of_type(<cnp.ndarray>B, self.type_num))):
+            raise TypeError(f"A, B and C must be {self.dtype} arrays in native byte "
+                            f"order, got {A.dtype}, {getattr(B, 'dtype', 'prepacked')}, "
+                            f"{C.dtype}")
+        if (not cnp.PyArray_ISALIGNED(A) or not cnp.PyArray_ISALIGNED(C)
+                or (B is not None and not cnp.PyArray_ISALIGNED(<cnp.ndarray>B))):
+            # a misaligned element load is undefined behaviour in C
+            raise ValueError("A, B and C must be aligned to their itemsize")
         if not cnp.PyArray_ISWRITEABLE(C):
             raise ValueError("output array C is read-only")
         if self.reads_ab:
@@ -328,8 +340,10 @@ cdef class GemmCall:
         reference to B)."""
         cdef ep_gemm_desc_t d = self.d
         cdef ep_status_t st
-        if cnp.PyArray_TYPE(B) != self.type_num:
+        if not _of_type(B, self.type_num):
             raise TypeError(f"B must be a {self.dtype} array, got {B.dtype}")
+        if not cnp.PyArray_ISALIGNED(B):
+            raise ValueError("B must be aligned to its itemsize")
         if self.reads_ab:
             _reach_ok(B, self.lo[1], self.hi[1])
         cdef int64_t elems = ep_packed_b_size(&d)
@@ -453,10 +467,25 @@ def cache_sizes():
 
 
 def set_num_threads(n):
+    """Threads for the kernels: an integer >= 1; above max_threads() it is
+    capped there with a RuntimeWarning."""
     n = operator.index(n)
-    if not 1 <= n <= 2 ** 31 - 1:
-        raise ValueError(f"number of threads must be between 1 and 2**31-1, got {n}")
+    if n < 1:
+        raise ValueError(f"number of threads must be >= 1, got {n}")
+    if n > ep_max_threads():
+        warnings.warn(f"einplan caps the number of threads at {ep_max_threads()} "
+                      f"(asked for {n})", RuntimeWarning, stacklevel=3)
+        n = ep_max_threads()
     ep_set_num_threads(n)
+
+
+def max_threads():
+    return ep_max_threads()
+
+
+def in_forked_child():
+    """True in a process forked from one that loaded einplan: it runs single-threaded."""
+    return bool(ep_in_forked_child())
 
 
 def get_num_threads():
@@ -518,7 +547,7 @@ cdef class PlanRunner:
             if type(args[i]) is not np.ndarray:
                 return None
             x = <cnp.ndarray>args[i]
-            if (cnp.PyArray_TYPE(x) != self.type_num or cnp.PyArray_NDIM(x) != self.nd[i]
+            if (not _of_type(x, self.type_num) or cnp.PyArray_NDIM(x) != self.nd[i]
                     or not cnp.PyArray_ISALIGNED(x)):
                 return None
             for j in range(self.nd[i]):

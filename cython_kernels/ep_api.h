@@ -131,8 +131,12 @@ int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
 void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);
 
 // Threads (ep_threads.c).
+#define EP_MAX_THREADS 512
 void ep_set_num_threads(int n);
 int ep_get_num_threads(void);
+int ep_max_threads(void);
+int ep_in_forked_child(void);
+int ep_clamp_threads(int n);   /* 1 in a forked child, at most EP_MAX_THREADS */
 int ep_have_openmp(void);
 
 #endif

@@ -452,6 +452,7 @@ static int ep_copy_plan(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
         nt = opt->nthreads;
     else if (2.0 * (double)total * es >= EP_COPY_MIN_PARALLEL_BYTES)
         nt = ep_get_num_threads();
+    nt = ep_clamp_threads(nt);
 #endif
     p->cb = p->nsplit;
     p->nb = 1;

@@ -562,7 +562,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
     const ep_ukr_set_t *u = ep_ukr_set();
     ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
     ep_dim_t K = ep_group_size(&d->g->k), NB = ep_group_size(&d->g->batch);
-    int nt = d->nthreads > 0 ? d->nthreads : ep_get_num_threads();
+    int nt = ep_clamp_threads(d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
     s->M = M; s->N = N; s->K = K; s->NB = NB;
     s->bk = ep_blocking(d->dtype);
     s->direct_b = 0;

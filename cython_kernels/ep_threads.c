@@ -8,7 +8,16 @@
 // OpenMP library einplan loads limits einplan too; einplan's own setting
 // is passed on to the runtime (omp_set_num_threads) so it is not capped
 // by the runtime's default.
+//
+// Every count is capped at EP_MAX_THREADS (libgomp aborts or the stack
+// allocations fail long before 2**31 threads).  A child forked from a
+// process runs single-threaded: libgomp's thread pool is not fork-safe (its
+// workers do not exist in the child, and the first parallel region waits
+// for them forever), so a pthread_atfork handler marks the child and every
+// later count there is 1.
 #define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,6 +27,39 @@
 #endif
 
 static int ep_nthreads = 0;    // 0: not yet decided
+static volatile int ep_forked = 0;
+
+static void ep_mark_forked_child(void) { ep_forked = 1; }
+
+__attribute__((constructor)) static void ep_register_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, ep_mark_forked_child);
+}
+
+int ep_max_threads(void) { return EP_MAX_THREADS; }
+
+int ep_in_forked_child(void) { return ep_forked; }
+
+int ep_clamp_threads(int n)
+{
+    if (ep_forked || n < 1) return 1;
+    return n > EP_MAX_THREADS ? EP_MAX_THREADS : n;
+}
+
+// EINPLAN_NUM_THREADS as a count, 0 when unset or not a positive integer
+// (Python warns about those), capped at EP_MAX_THREADS
+static int ep_env_threads(void)
+{
+    const char *env = getenv("EINPLAN_NUM_THREADS");
+    if (!env || !*env) return 0;
+    char *end;
+    errno = 0;
+    long long n = strtoll(env, &end, 10);
+    while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+    if (end == env || *end != '\0' || n < 1) return 0;
+    if (errno == ERANGE || n > EP_MAX_THREADS) return EP_MAX_THREADS;
+    return (int)n;
+}
 
 static int ep_usable_cpus(void)
 {
@@ -35,8 +77,7 @@ static int ep_usable_cpus(void)
 int ep_get_num_threads(void)
 {
     if (ep_nthreads <= 0) {
-        const char *env = getenv("EINPLAN_NUM_THREADS");
-        int n = env ? atoi(env) : 0;
+        int n = ep_env_threads();
         if (n > 0)
             ep_set_num_threads(n);
         else
@@ -45,6 +86,7 @@ int ep_get_num_threads(void)
 #ifndef _OPENMP
     return 1;
 #else
+    if (ep_forked) return 1;
     int cap = omp_get_max_threads();
     return cap > 0 && cap < ep_nthreads ? cap : ep_nthreads;
 #endif
@@ -52,9 +94,10 @@ int ep_get_num_threads(void)
 
 void ep_set_num_threads(int n)
 {
-    ep_nthreads = n > 0 ? n : ep_usable_cpus();
+    ep_nthreads = n > 0 ? (n > EP_MAX_THREADS ? EP_MAX_THREADS : n) : ep_usable_cpus();
 #ifdef _OPENMP
-    omp_set_num_threads(ep_nthreads);
+    if (!ep_forked)
+        omp_set_num_threads(ep_nthreads);
 #endif
 }
 

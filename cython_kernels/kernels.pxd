@@ -98,4 +98,6 @@ cdef extern from "ep_api.h" nogil:
     void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
     void ep_set_num_threads(int n)
     int ep_get_num_threads()
+    int ep_max_threads()
+    int ep_in_forked_child()
     int ep_have_openmp()

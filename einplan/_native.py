@@ -158,8 +158,36 @@ def set_isa(name):
 
 
 def set_num_threads(n):
-    _require().set_num_threads(int(n))
+    """Threads for the kernels: an integer >= 1 (TypeError for 1.5, ValueError
+    for 0), capped at ``max_threads()`` with a RuntimeWarning."""
+    _require().set_num_threads(n)
+
+
+def max_threads():
+    return _require().max_threads()
+
+
+def _check_env_threads():
+    """Warn once about an EINPLAN_NUM_THREADS the C side ignores or caps."""
+    import os
+    import warnings
+    env = os.environ.get("EINPLAN_NUM_THREADS", "").strip()
+    if not env or _kernels is None:
+        return
+    try:
+        n = int(env)
+    except ValueError:
+        n = 0
+    if n < 1:
+        warnings.warn(f"EINPLAN_NUM_THREADS={env!r} is not an integer >= 1; ignored",
+                      RuntimeWarning, stacklevel=2)
+    elif n > _kernels.max_threads():
+        warnings.warn(f"EINPLAN_NUM_THREADS={env} capped at {_kernels.max_threads()}",
+                      RuntimeWarning, stacklevel=2)
 
 
 def get_num_threads():
     return _require().get_num_threads()
+
+
+_check_env_threads()

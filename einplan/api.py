@@ -20,12 +20,17 @@ import threading
 import numpy as np
 
 from . import _native
+from .deferral import defer, protocol_reason
 from .execute import run_plan, simple_runner
-from .operands import describe, describe_operands
+from .operands import describe, describe_operands, numpy_pairwise_dtypes
 from .planner import Options, make_plan
 from .spec import parse_spec
 
 _DEFAULT_OPTIONS = Options()
+# equal to "safe" but not the interned literal: tells an omitted casting=
+# from an explicit casting="safe" (numpy's pairwise path forwards only the
+# options given)
+_SAFE = "".join(("sa", "fe"))
 _ndarray = np.ndarray
 _FAST_MAX = 1024          # entries of the hot-path dict (cleared when full)
 _fast: dict = {}
@@ -57,7 +62,22 @@ def _py_fast_key(operands, out):
 _fast_key = _native.call_key or _py_fast_key
 
 
-def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=True):
+def _given(out, dtype, order, casting, optimize) -> dict:
+    """The options the caller gave, for numpy.einsum (whose default optimize
+    is False, einplan's True)."""
+    kw = {} if out is None else {"out": out}
+    if dtype is not None:
+        kw["dtype"] = dtype
+    if order != "K":
+        kw["order"] = order
+    if casting is not _SAFE:
+        kw["casting"] = casting
+    if optimize is not True:
+        kw["optimize"] = optimize
+    return kw
+
+
+def einsum(*operands, out=None, dtype=None, order="K", casting=_SAFE, optimize=True):
     """Evaluate the Einstein summation convention on the operands (numpy.einsum).
 
     >>> einsum("ij,jk->ik", a, b)          # string form
@@ -71,7 +91,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if key is not None and not default:
         # other options key a plan of their own (matmul's out= passes
         # casting='same_kind' on every call); an explicit path list cannot
-        opts = (dtype, order, casting, optimize)
+        opts = (dtype, order, casting, casting is _SAFE, optimize)
         try:
             hash(opts)
         except TypeError:
@@ -86,13 +106,19 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                 return runner(operands[1:]) if out is None else runner(operands[1:], out)
             return run_plan(plan, operands[1:], out)
 
+    reason = protocol_reason(operands if out is None else operands + (out,))
+    if reason is not None:
+        return defer(reason, np.einsum, *operands, **_given(out, dtype, order, casting, optimize))
     spec, arrays = parse_spec(operands)
-    options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize)
+    options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize,
+                                                             casting is not _SAFE)
     out_info = None
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError("'out' must be an array")
-        if not out.flags.writeable:
+        # numpy's pairwise path checks the casts first (its fallback raises)
+        if not out.flags.writeable and not numpy_pairwise_dtypes(
+                options.optimize, [a.dtype for a in arrays], options.dtype, out.dtype):
             raise ValueError("output array is read-only")
         out_info = describe(out)
     plan = make_plan(spec, describe_operands(arrays), options, out_info)

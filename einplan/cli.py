@@ -159,6 +159,8 @@ def _explain(args):
         optimize = False
     elif optimize.lower() in ("true", "yes"):
         optimize = True
+    elif optimize not in ("greedy", "optimal"):
+        raise InputError(f"--optimize must be true, false, greedy or optimal, got {optimize!r}")
     old_threads = None
     if args.threads is not None:
         from . import _native
@@ -209,11 +211,18 @@ def main(argv=None) -> int:
             from .config import show_config
             show_config()
             return 0
-    except (InputError, ValueError, TypeError, IndexError) as exc:
+    except (InputError, ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:
         if debug:
             raise
         msg = " ".join(str(exc).split()) or type(exc).__name__
         sys.stderr.write(f"einplan: error: {msg}\n")
+        return 2
+    except MemoryError as exc:
+        # --measure on a problem larger than this machine's memory: the input
+        # is too big, not a fault of einplan
+        if debug:
+            raise
+        sys.stderr.write(f"einplan: error: the problem does not fit in memory ({exc})\n")
         return 2
     except BrokenPipeError:
         # `einplan explain ... | head`: the reader left; not an error of ours

@@ -155,7 +155,10 @@ def run_plan(plan, operands, out=None):
         opt = opts["optimize"]
         if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
             opt = list(opt)
-        elif np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands):
+        elif plan.fallback.numpy_kwargs is not None:
+            opt = list(opt) if isinstance(opt, tuple) else opt
+        elif (np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands)
+              or (out is not None and 0 in out.strides)):
             # object arrays: numpy's own default loop (optimize=False).  Its
             # optimize path pairs operands through tensordot/dot, whose
             # error path over-releases object references when an element's
@@ -166,10 +169,16 @@ def run_plan(plan, operands, out=None):
             # own dtype (a bool operand summed with OR, an int8 one wrapping
             # at 8 bits) before promoting: 'a,b->' on int64 [2] and bool
             # [True, True] gives 2, not 4.  Its single loop computes in the
-            # result dtype throughout.
+            # result dtype throughout, and alone accumulates every product
+            # into a zero-stride out=.
             opt = False
-        res = np.einsum(plan.fallback_subscripts, *operands, out=out, dtype=opts["dtype"],
-                        order=opts["order"], casting=opts["casting"], optimize=opt)
+        if plan.fallback.numpy_kwargs is not None:
+            res = np.einsum(plan.fallback_subscripts, *operands, out=out, optimize=opt,
+                            **dict(plan.fallback.numpy_kwargs))
+        else:
+            res = np.einsum(plan.fallback_subscripts, *operands, out=out,
+                            dtype=opts["dtype"], order=opts["order"],
+                            casting=opts["casting"], optimize=opt)
         # numpy's optimize path may return a 0-d array where its default
         # path (and einplan) return a scalar
         if out is None and isinstance(res, np.ndarray) and res.ndim == 0:

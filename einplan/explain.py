@@ -59,6 +59,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import _native, model
+from .deferral import protocol_reason, time_dtype_reason
 from .frontends import (dot_spec, inner_spec, matmul_spec, outer_spec, tensordot_spec,
                         vdot_spec)
 from .layout import HOLDERS
@@ -433,7 +434,7 @@ def explain(subscripts, *operands, dtype=None, out=None, optimize=True, measure=
 
 
 def _explain(subscripts, operands, dtype, out, optimize, measure, order="K", casting="safe",
-             _function="einsum", _frontend_spec=None):
+             _function="einsum", _frontend_spec=None, _given_args=None):
     if isinstance(subscripts, str):
         ops = list(operands)
         all_virtual = bool(ops) and not any(isinstance(o, np.ndarray) for o in ops)
@@ -472,6 +473,12 @@ def _explain(subscripts, operands, dtype, out, optimize, measure, order="K", cas
         isinstance(o, np.ndarray) and np.may_share_memory(out_op, o) for o in ops)
     data = _Builder(spec, infos, plan, options, out_info, given, _function,
                     _frontend_spec, given_as, overlap).build()
+    deferred = protocol_reason(tuple(_given_args or operands) + (out,))
+    if deferred is None and _function not in ("einsum", "matmul"):
+        deferred = time_dtype_reason(_given_args or operands)
+    if deferred is not None:   # einplan hands the call to numpy's function
+        data["fallbacks"].insert(0, {"where": "whole call",
+                                     "reason": f"numpy.{_function} runs it: {deferred}"})
     if measure:
         data["measured"] = _measure(spec, ops, out_op, options, data)
     return Report(data, plan, spec)
@@ -502,7 +509,7 @@ def explain_call(function: str, *args, dtype=None, out=None, measure=False, **kw
         ops.append(_Virtual(o.shape, o.dtype) if isinstance(v, _Virtual) else o)
     casting = "same_kind" if function in ("matmul", "outer") else "safe"
     return _explain(subscripts, tuple(ops), dtype, out, True, measure, "K", casting,
-                    _function=function, _frontend_spec=subscripts)
+                    _function=function, _frontend_spec=subscripts, _given_args=args)
 
 
 for _name in _FRONTENDS:

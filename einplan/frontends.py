@@ -28,6 +28,7 @@ import operator
 import numpy as np
 
 from .api import einsum
+from .deferral import defer, protocol_reason, time_dtype_reason
 
 __all__ = [
     "matmul_spec", "dot_spec", "tensordot_spec", "inner_spec", "outer_spec", "vdot_spec",
@@ -38,9 +39,13 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _MATMUL_SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
 
 
+class _TooManyLetters(ValueError):
+    """More distinct axes than einsum's 52 letters."""
+
+
 def _letters(start: int, count: int) -> str:
     if start + count > len(_LETTERS):
-        raise ValueError(
+        raise _TooManyLetters(
             f"the operands need {start + count} distinct einsum subscripts; "
             f"einsum has only {len(_LETTERS)} letters")
     return _LETTERS[start:start + count]
@@ -258,8 +263,28 @@ def _summed(subscripts: str) -> bool:
 # Public wrappers. einsum is imported when called: api.py sits downstream of
 # this module in the data flow.
 
-def matmul(a, b, out=None):
-    """numpy.matmul(a, b, out=out) run through einplan.einsum."""
+def _with_out(out, kw=None):
+    """Keyword arguments with out= only when given (dask's dot takes none)."""
+    kw = dict(kw or {})
+    if out is not None:
+        kw["out"] = out
+    return kw
+
+
+def _numpy_reason(*args):
+    return protocol_reason(args) or time_dtype_reason(args)
+
+
+def matmul(a, b, out=None, *, dtype=None):
+    """numpy.matmul(a, b, out=out, dtype=dtype) run through einplan.einsum."""
+    reason = _numpy_reason(a, b, out)
+    if reason is None and (dtype is not None or isinstance(out, tuple)):
+        reason = "matmul's dtype= / tuple out=: numpy's ufunc"
+    if reason is None and isinstance(out, np.ndarray) and out.ndim > max(np.ndim(a), np.ndim(b)):
+        reason = "matmul's out= broadcasts over more dimensions: numpy's ufunc"
+    if reason is not None:
+        kw = {} if dtype is None else {"dtype": dtype}
+        return defer(reason, np.matmul, a, b, **_with_out(out, kw))
     subscripts, operands = matmul_spec(a, b)
     if out is None:   # default options: einsum's hot path applies
         res = einsum(subscripts, *operands)
@@ -272,7 +297,13 @@ def matmul(a, b, out=None):
 
 def dot(a, b, out=None):
     """numpy.dot(a, b, out=out) run through einplan.einsum."""
-    subscripts, operands = dot_spec(a, b)
+    reason = _numpy_reason(a, b, out)
+    if reason is not None:
+        return defer(reason, np.dot, a, b, **_with_out(out))
+    try:
+        subscripts, operands = dot_spec(a, b)
+    except _TooManyLetters as exc:
+        return defer(str(exc), np.dot, a, b, **_with_out(out))
     if out is not None:
         _check_dot_out(out, operands)
     return as_blas_result(einsum(subscripts, *operands, out=out),
@@ -297,19 +328,35 @@ def _check_dot_out(out, operands: tuple) -> None:
 
 def tensordot(a, b, axes=2):
     """numpy.tensordot(a, b, axes) run through einplan.einsum (always an ndarray)."""
-    subscripts, operands = tensordot_spec(a, b, axes)
+    reason = _numpy_reason(a, b)
+    if reason is not None:
+        return defer(reason, np.tensordot, a, b, axes)
+    try:
+        subscripts, operands = tensordot_spec(a, b, axes)
+    except _TooManyLetters as exc:
+        # numpy's tensordot reshapes to a matrix product: any number of axes
+        return defer(str(exc), np.tensordot, a, b, axes)
     # numpy.tensordot returns a 0-d array, not a scalar, for a full contraction
     return as_blas_result(np.asarray(einsum(subscripts, *operands)))
 
 
 def inner(a, b):
     """numpy.inner(a, b) run through einplan.einsum."""
-    subscripts, operands = inner_spec(a, b)
+    reason = _numpy_reason(a, b)
+    if reason is not None:
+        return defer(reason, np.inner, a, b)
+    try:
+        subscripts, operands = inner_spec(a, b)
+    except _TooManyLetters as exc:
+        return defer(str(exc), np.inner, a, b)
     return as_blas_result(einsum(subscripts, *operands), all(np.ndim(op) for op in operands))
 
 
 def outer(a, b, out=None):
     """numpy.outer(a, b, out=out) run through einplan.einsum."""
+    reason = _numpy_reason(a, b, out)
+    if reason is not None:
+        return defer(reason, np.outer, a, b, **_with_out(out))
     subscripts, operands = outer_spec(a, b)
     # numpy.outer is multiply.outer: ufunc casting 'same_kind' for out=
     return einsum(subscripts, *operands, out=out, casting="same_kind")
@@ -317,5 +364,8 @@ def outer(a, b, out=None):
 
 def vdot(a, b):
     """numpy.vdot(a, b) run through einplan.einsum."""
+    reason = _numpy_reason(a, b)
+    if reason is not None:
+        return defer(reason, np.vdot, a, b)
     subscripts, operands = vdot_spec(a, b)
     return as_blas_result(einsum(subscripts, *operands))

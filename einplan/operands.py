@@ -90,34 +90,95 @@ def check_options(order, casting) -> tuple[str, str]:
 
 
 def resolve_dtype(dtypes, dtype=None, casting="safe", out_dtype=None) -> np.dtype:
-    """The dtype the contraction is computed in, like numpy.einsum.
+    """The dtype the contraction is computed in, with numpy.einsum's casting checks.
 
+    These are the rules of numpy's iterator as numpy.einsum sets it up: the
+    computation dtype is ``dtype=`` or, without it, ``np.result_type`` of the
+    operands AND ``out=`` (so bool operands with a complex ``out=`` are summed
+    as complex, not OR-ed); every operand is cast to it under ``casting``;
+    ``out=`` is read and written, so the cast must pass ``casting`` both ways.
     numpy converts every operand to an array first, so Python scalars are not
-    "weak" here: ``einsum('i,->i', float32_array, 2.0)`` is float64.
+    "weak" here: ``einsum('i,->i', float32_array, 2.0)`` is float64.  Every
+    engine and every fallback computes in the dtype returned here.
     """
-    if dtype is None:
-        res = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
-    else:
+    if dtype is not None:
         res = np.dtype(dtype)
-    # numpy checks every operand against the rule even without dtype=:
-    # float32 with float64 under casting='no' is a TypeError
+        if not res.isnative:  # the iterator computes in native byte order
+            res = res.newbyteorder("=")
+    elif out_dtype is not None:
+        res = np.result_type(*dtypes, out_dtype)
+    else:
+        res = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
     for i, dt in enumerate(dtypes):
         if not np.can_cast(dt, res, casting=casting):
             raise TypeError(f"Iterator operand {i} dtype could not be cast from "
-                            f"dtype('{dt}') to dtype('{res}') according to the rule "
-                            f"'{casting}'")
-    if out_dtype is not None and not np.can_cast(res, out_dtype, casting=casting):
-        raise TypeError(f"Iterator requested dtype could not be cast from dtype('{res}') "
-                        f"to dtype('{np.dtype(out_dtype)}'), the operand {len(dtypes)} "
-                        f"dtype, according to the rule '{casting}'")
+                            f"{dt!r} to {res!r} according to the rule '{casting}'")
+    if out_dtype is not None:
+        out_dtype = np.dtype(out_dtype)
+        if not np.can_cast(out_dtype, res, casting=casting):
+            raise TypeError(f"Iterator operand {len(dtypes)} dtype could not be cast from "
+                            f"{out_dtype!r} to {res!r} according to the rule '{casting}'")
+        if not np.can_cast(res, out_dtype, casting=casting):
+            raise TypeError(f"Iterator requested dtype could not be cast from {res!r} "
+                            f"to {out_dtype!r}, the operand {len(dtypes)} "
+                            f"dtype, according to the rule '{casting}'")
     return res
 
 
+# optimize= values for which numpy.einsum runs its pairwise Python path
+# (bmm_einsum: matmul / multiply per pair in the operands' own dtypes, the
+# last one writing into out= by ufunc rules or ``out[...] = ab``) instead of
+# its single iterator.  einplan's default optimize=True keeps numpy's
+# default (optimize=False) dtype semantics.
+def numpy_pairwise_dtypes(optimize, dtypes, dtype, out_dtype) -> bool:
+    """True where numpy.einsum's result dtype or casting differs from the
+    iterator's rules: an explicit path finder or path with two or more
+    operands whose dtypes, ``dtype=`` or ``out=`` dtype are not all one, or
+    not in native byte order."""
+    if optimize is True or optimize is False or len(dtypes) < 2:
+        return False
+    kinds = set(dtypes)
+    if dtype is not None:
+        kinds.add(np.dtype(dtype))
+    if out_dtype is not None:
+        kinds.add(np.dtype(out_dtype))
+    # the iterator also casts byte-swapped operands to native order (a cast
+    # casting='no' forbids); the pairwise ufuncs take them as they are
+    return len(kinds) > 1 or not all(k.isnative for k in kinds)
+
+
 def optimize_key(optimize):
-    """numpy's optimize values as something hashable (explicit paths as tuples)."""
+    """numpy's optimize values as something hashable (explicit paths as tuples).
+
+    As numpy.einsum_path: True, False, None, a string, ``['einsum_path', ...]``
+    or ``(name, memory_limit)``; anything else (0, 1, 2.5, np.True_,
+    ('greedy',)) is a TypeError before anything else is looked at.
+    """
+    if not (optimize is True or optimize is False or optimize is None
+            or isinstance(optimize, str)):
+        try:
+            ok = len(optimize) > 0 and (
+                optimize[0] == "einsum_path"
+                or (len(optimize) == 2 and isinstance(optimize[0], str)
+                    and isinstance(optimize[1], (int, float))))
+        except TypeError:
+            ok = False
+        if not ok:
+            raise TypeError(f"Did not understand the path: {optimize}")
     if isinstance(optimize, (list, tuple)):
         return tuple(tuple(x) if isinstance(x, (list, tuple)) else x for x in optimize)
     return optimize
+
+
+def check_path_name(optimize, inputs, output) -> None:
+    """KeyError for a path finder numpy does not know ('dp', 'auto', ...),
+    raised where numpy's einsum_path looks it up: more than two operands
+    and some label contracted away."""
+    name = optimize[0] if isinstance(optimize, tuple) and len(optimize) == 2 \
+        and isinstance(optimize[0], str) and optimize[0] != "einsum_path" else optimize
+    if (isinstance(name, str) and name not in ("greedy", "optimal") and len(inputs) > 2
+            and not set("".join(inputs)) <= set(output)):
+        raise KeyError(f"Path name {name} not found")
 
 
 def plan_key(inputs, output, infos, out_info, options) -> tuple:
@@ -127,7 +188,9 @@ def plan_key(inputs, output, infos, out_info, options) -> tuple:
     alignment, the out= layout and the options (dtype, order, casting, optimize).
     Data pointers are NOT part of it: a plan is reused for new arrays.
     """
-    ops = tuple((i.shape, i.strides, i.dtype.str, i.aligned) for i in infos)
+    # the dtype itself, not its .str: structured dtypes with other fields,
+    # StringDType and datetime units differ where their strings may not
+    ops = tuple((i.shape, i.strides, i.dtype, i.aligned) for i in infos)
     out = None if out_info is None else (out_info.shape, out_info.strides,
-                                         out_info.dtype.str, out_info.aligned)
+                                         out_info.dtype, out_info.aligned)
     return (tuple(inputs), output, ops, out, options)

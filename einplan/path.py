@@ -6,8 +6,8 @@ path uses opt_einsum's linear format: each entry lists positions in the
 current operand list, those operands are removed and the result appended.
 
 numpy's ``optimize`` values are accepted: False (left to right), True
-(= 'greedy', numpy's meaning), a strategy name ('greedy', 'optimal', or any
-opt_einsum name), ``(strategy, memory_limit)``, or an explicit path
+(= 'greedy', numpy's meaning), 'greedy' or 'optimal' (numpy rejects other
+names), ``(strategy, memory_limit)``, or an explicit path
 ``['einsum_path', (0, 1), ...]``.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ def pairwise_path(terms, output, sizes, optimize=True) -> tuple[tuple[int, ...],
     n = len(terms)
     if isinstance(optimize, (list, tuple)) and optimize and optimize[0] == "einsum_path":
         path = tuple(tuple(c) for c in optimize[1:])
-        _check_explicit(path, n)
+        check_explicit(path, n)
         return path
     if n <= 1:
         return ((0,),) if n == 1 else ()
@@ -37,7 +37,9 @@ def pairwise_path(terms, output, sizes, optimize=True) -> tuple[tuple[int, ...],
         if len(optimize) != 2 or not isinstance(optimize[0], str):
             raise TypeError("Did not understand the path: %s" % str(optimize))
         optimize, memory_limit = optimize
-    if optimize is True:
+    if optimize is True or (isinstance(optimize, str) and optimize not in ("greedy", "optimal")):
+        # numpy knows only these two names, and accepts any other where it
+        # has nothing to order (planner.check_path_name raised otherwise)
         optimize = "greedy"
     # opt_einsum wants plain symbols; map einplan labels (incl. private
     # ellipsis labels) onto opt_einsum's alphabet
@@ -53,7 +55,7 @@ def pairwise_path(terms, output, sizes, optimize=True) -> tuple[tuple[int, ...],
     return tuple(tuple(c) for c in path)
 
 
-def _check_explicit(path, n):
+def check_explicit(path, n):
     """Exception classes as numpy's einsum: an operand position out of range is
     an IndexError, a path that leaves operands uncontracted a RuntimeError."""
     live = n

@@ -41,6 +41,9 @@ class KernelKind(enum.Enum):
 class Fallback:
     """Why the whole einsum is handed to numpy.einsum."""
     reason: str
+    # when set, numpy.einsum runs with the caller's optimize= (its pairwise
+    # path and dtype semantics) and exactly these keyword options
+    numpy_kwargs: tuple | None = None
 
     def __str__(self):
         return f"fallback to numpy.einsum: {self.reason}"
@@ -290,7 +293,7 @@ class Plan:
     inputs: tuple[str, ...]
     output: str
     shape: tuple[int, ...]             # output shape
-    dtype: str                         # compute / result dtype
+    dtype: np.dtype                    # compute / result dtype
     out_buffer: Buffer | None          # how to allocate the output (None when out= given)
     steps: tuple = ()
     path: tuple[tuple[int, ...], ...] = ()

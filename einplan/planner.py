@@ -31,8 +31,9 @@ import numpy as np
 from . import _native
 from .layout import loop_straddling_axes, merge_axes
 from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
-from .operands import check_options, check_span, optimize_key, plan_key, resolve_dtype
-from .path import pairwise_path
+from .operands import (check_options, check_path_name, check_span, numpy_pairwise_dtypes,
+                       optimize_key, plan_key, resolve_dtype)
+from .path import check_explicit as check_explicit_path, pairwise_path
 from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, NestStep, Plan,
                    ReduceStep)
 from .roles import assign_roles, diagonal_view, presum_labels
@@ -52,12 +53,14 @@ class Options:
     order: str = "K"
     casting: str = "safe"
     optimize: object = True
+    # numpy's pairwise path passes casting= to its ufuncs only when given
+    casting_given: bool = False
 
     @classmethod
-    def make(cls, dtype=None, order="K", casting="safe", optimize=True):
+    def make(cls, dtype=None, order="K", casting="safe", optimize=True, casting_given=False):
         order, casting = check_options(order, casting)
         return cls(None if dtype is None else np.dtype(dtype), order, casting,
-                   optimize_key(optimize))
+                   optimize_key(optimize), casting_given and casting == "safe")
 
 
 def make_plan(spec, infos, options: Options = Options(), out_info=None,
@@ -116,14 +119,25 @@ class _Builder:
         return self.n_slots - 1
 
 
-def _fallback(spec, shape, dtype, options, reason):
-    return Plan(spec.inputs, spec.output, shape, str(dtype), None,
-                fallback=Fallback(reason), fallback_subscripts=_letters(spec),
+def _fallback(spec, shape, dtype, options, reason, keep_optimize=False):
+    kw = _numpy_kwargs(options) if keep_optimize else None
+    return Plan(spec.inputs, spec.output, shape, dtype, None,
+                fallback=Fallback(reason, kw), fallback_subscripts=_letters(spec),
                 options=_opts_tuple(options))
 
 
 def _opts_tuple(options):
     return (options.dtype, options.order, options.casting, options.optimize)
+
+
+def _numpy_kwargs(options) -> tuple:
+    """The options as numpy.einsum's pairwise path receives them: only those given."""
+    kw = [] if options.dtype is None else [("dtype", options.dtype)]
+    if options.order != "K":
+        kw.append(("order", options.order))
+    if options.casting != "safe" or options.casting_given:
+        kw.append(("casting", options.casting))
+    return tuple(kw)
 
 
 def _letters(spec) -> str:
@@ -141,12 +155,31 @@ def _letters(spec) -> str:
 
 def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
     sizes = spec.sizes
+    check_path_name(options.optimize, spec.inputs, spec.output)
+    opt = options.optimize
+    if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
+        # checked here: a call run as one loop nest never walks the path
+        check_explicit_path(tuple(tuple(c) for c in opt[1:]), len(infos))
     for i, info in enumerate(infos):
         check_span(info, f"operand {i}")
     if out_info is not None:
         check_span(out_info, "out")
     shape = tuple(sizes[c] for c in spec.output)
     out_dtype = None if out_info is None else out_info.dtype
+    if numpy_pairwise_dtypes(options.optimize, [i.dtype for i in infos], options.dtype,
+                             out_dtype):
+        dtype = options.dtype or np.result_type(*(i.dtype for i in infos))
+        return _fallback(spec, shape, dtype, options,
+                         f"optimize={options.optimize!r} with mixed dtypes: numpy's "
+                         "pairwise path casts per pair and into out=", keep_optimize=True)
+    if out_info is not None and out_info.shape != shape:   # numpy checks this first
+        raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
+    if out_info is not None and any(st == 0 and e > 1 for e, st in
+                                    zip(out_info.shape, out_info.strides or ())):
+        return _fallback(spec, shape, resolve_dtype([i.dtype for i in infos], options.dtype,
+                                                    options.casting, out_dtype),
+                         options, "out= repeats elements (a zero stride): numpy's loop "
+                         "accumulates every product into them")
     if _is_pure_view(spec, infos, out_info):
         # numpy returns the operand's view and ignores dtype= / casting=
         dtype = infos[0].dtype
@@ -162,6 +195,10 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         info = infos[0]
         if info.strides is None or not info.aligned:
             return _fallback(spec, shape, dtype, options, "operand not addressable in elements")
+        if info.dtype.kind not in "biufc" and not _is_pure_view(spec, infos, out_info):
+            # datetime / object / structured / string sums and casts: numpy's
+            # own loops (timedelta -> float64 under casting='unsafe', ...)
+            return _fallback(spec, shape, dtype, options, f"operand dtype {info.dtype}")
         plan = _single_operand(spec, info, dtype, options, out_info, shape)
         if getattr(plan.steps[0], "as_view", False) or dtype in _NATIVE or dtype in _COMPLEX:
             return plan
@@ -274,7 +311,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
 
     if out_cast:
         out_buffer = out_buffer or Buffer(shape, tuple(range(len(shape))))
-    return Plan(spec.inputs, spec.output, shape, str(dtype),
+    return Plan(spec.inputs, spec.output, shape, dtype,
                 None if (out_info is not None and not out_cast) else out_buffer,
                 steps=tuple(b.steps), path=path, out_cast=out_cast,
                 scalar_result=(len(shape) == 0), options=_opts_tuple(options),
@@ -429,7 +466,7 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
     else:
         step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
                           buf, kind, as_view=as_view)
-    return Plan(spec.inputs, spec.output, shape, str(dtype), buf, steps=(step,),
+    return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 out_cast=out_cast, scalar_result=(len(shape) == 0),
                 options=_opts_tuple(options), fallback_subscripts=_letters(spec), n_slots=1)
 
@@ -518,7 +555,7 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
     else:
         kind = step_kind(len(views), "", "", "")
     step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype)
-    return Plan(spec.inputs, spec.output, shape, str(dtype), buf, steps=(step,),
+    return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 scalar_result=(len(shape) == 0), options=_opts_tuple(b.options),
                 fallback_subscripts=_letters(spec), n_slots=len(views))
 

@@ -86,6 +86,7 @@ class ContractPlan:
         cdts = {a.dtype for a in const_arrays.values()}
         default_dt = np.dtype(dtype) if dtype is not None else (
             cdts.pop() if len(cdts) == 1 else np.dtype(np.float64))
+        default_dt = default_dt.newbyteorder("=")   # what the kernels compute in
         templates = []
         for i, op in enumerate(operands):
             if i in const_arrays:
@@ -197,6 +198,9 @@ class ContractPlan:
             if a.shape != self._var_shapes[pos]:
                 raise ValueError(f"operand {pos} has shape {a.shape}; this plan was made for "
                                  f"{self._var_shapes[pos]}")
+            if not a.dtype.isnative and a.dtype.newbyteorder("=") == self._var_dtypes[pos]:
+                # byte-swapped operand: the kernels read native machine words
+                a = a.astype(self._var_dtypes[pos])
             if a.dtype != self._var_dtypes[pos]:
                 raise ValueError(f"operand {pos} has dtype {a.dtype}; this plan was made for "
                                  f"{self._var_dtypes[pos]}")
@@ -215,10 +219,12 @@ class ContractPlan:
                 ops.insert(c, self._copies[c])
             return einsum(self.subscripts, *ops, out=out, **self._options)
         A = arrays[0]
-        if any(s % A.itemsize for s, e in zip(A.strides, A.shape) if e > 1):
+        if not A.flags.aligned or any(s % A.itemsize for s, e in zip(A.strides, A.shape)
+                                      if e > 1):
             # byte strides that are not whole elements (a field of a
-            # structured array): the kernel addresses elements, so copy
-            A = np.ascontiguousarray(A)
+            # structured array), or a misaligned buffer: the kernel loads
+            # whole aligned elements, so copy (a fresh array is aligned)
+            A = np.array(A, order="C")
         p = self._plan
         if out is None:
             C = allocate(self._out_buffer, p.dtype)
@@ -228,7 +234,7 @@ class ContractPlan:
             if out.shape != p.shape or out.dtype != np.dtype(p.dtype):
                 raise ValueError(f"out= must have shape {p.shape} and dtype {p.dtype}, got "
                                  f"{out.shape} {out.dtype}")
-            if np.may_share_memory(out, A) or any(
+            if np.may_share_memory(out, A) or not out.flags.aligned or any(
                     s % out.itemsize for s, e in zip(out.strides, out.shape) if e > 1):
                 # the kernel re-reads A after writing the first k block of
                 # C, and addresses C in whole elements: compute into a

@@ -87,6 +87,10 @@ class Spec:
         return ",".join(self.inputs) + "->" + self.output
 
 
+# numpy's iterator takes at most 64 arrays: the operands and the output
+_MAX_OPERANDS = 64
+
+
 def parse_spec(args: tuple) -> tuple[Spec, tuple]:
     """Parse ``einsum``'s positional arguments into ``(Spec, operands)``.
 
@@ -102,6 +106,8 @@ def parse_spec(args: tuple) -> tuple[Spec, tuple]:
             "operand, or at least one operand and its corresponding subscripts list")
     first = args[0]
     if isinstance(first, str):
+        if not first.isascii():
+            first.encode("ascii")   # numpy's UnicodeEncodeError, naming the character
         subscripts, operands = first, args[1:]
     elif isinstance(first, bytes):
         subscripts, operands = first.decode("latin-1"), args[1:]
@@ -110,6 +116,8 @@ def parse_spec(args: tuple) -> tuple[Spec, tuple]:
     if not operands:
         raise ValueError(
             "must specify the einstein sum subscripts string and at least one operand")
+    if len(operands) >= _MAX_OPERANDS:
+        raise ValueError("too many operands")
     operands = tuple(map(np.asanyarray, operands))
     return _spec_for(subscripts, *map(_shape, operands)), operands
 

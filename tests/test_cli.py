@@ -105,3 +105,22 @@ def test_console_script():
     p = subprocess.run([exe, "explain", "ij,jk->ik", "3x4", "4x5"], capture_output=True,
                        text=True, env=ENV, timeout=60)
     assert p.returncode == 0 and "step 1/1: gemm" in p.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("explain", "ij,jk->ik", "99999999999999999999x3", "3x4"),
+    ("explain", "ij,jk->ik", "3x3", "3x4", "--optimize", "bogus"),
+    ("explain", "ij,jk->ik", "300000x300000", "300000x300000", "--measure"),
+    ("explain", "ij,jk->ik", "3x3", "3x4", "--threads", "0"),
+    ("explain", "ij,jk->ik", "3x3", "3x4", "--threads", "1.5"),
+])
+def test_bad_input_exits_2_with_one_line(args):
+    p = run(*args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr
+
+
+def test_huge_thread_count_is_capped_not_a_crash():
+    p = run("explain", "ij,jk->ik", "30x30", "30x30", "--threads", "100000", "--measure")
+    assert p.returncode == 0, p.stderr
+    assert "caps the number of threads" in p.stderr

@@ -44,16 +44,8 @@ EXCLUDED = {
 
 # Expected to fail (strict: an unexpected pass is reported), with the reason.
 XFAIL = {
-    # np.einsum('i,i->', float_array, float_array, out=np.array(0)) with
-    # optimize='optimal': numpy's optimize path (bmm_einsum) writes the result
-    # through ``out[...] = ab``, an unsafe cast, so float64 -> int64 passes;
-    # with its default optimize=False numpy raises TypeError (casting='safe').
-    # einplan applies casting='safe' on every path, like optimize=False.  The
-    # intent of the test (a 0-d out works with optimize='optimal') is checked
-    # in test_einsum_props.py::test_0d_out_with_optimal_path.
-    "TestEinsum.test_einsum_0d_out":
-        "numpy's optimize path casts into out= unsafely (out[...] = ab in "
-        "bmm_einsum); einplan keeps casting='safe' as numpy's optimize=False does",
+    # (none: einsum with an explicit path finder and mixed dtypes or a cast
+    # into out= is numpy's own pairwise path, as numpy runs it)
 }
 
 

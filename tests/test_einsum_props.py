@@ -53,7 +53,9 @@ def test_random_specs_match_numpy(data):
     subscripts, shapes = data.draw(einsum_specs(), label="spec")
     ops = _operands(data.draw, shapes, _dtypes(data.draw, len(shapes)))
     optimize = data.draw(st.sampled_from(OPTIMIZE), label="optimize")
-    expected = np.einsum(subscripts, *ops, optimize=False)
+    # an explicit path finder with mixed dtypes is numpy's pairwise path
+    # (intermediates in the pair's dtype); einplan's default is numpy's default
+    expected = _numpy_reference(subscripts, ops, optimize)
     got = einplan.einsum(subscripts, *ops, optimize=optimize)
     assert_matches_numpy(got, expected, subscripts, ops)
 
@@ -74,7 +76,9 @@ def test_three_or_more_operands_match_numpy(data):
                                    label="spec")
     ops = _operands(data.draw, shapes, _dtypes(data.draw, len(shapes), FLOAT_DTYPES))
     optimize = data.draw(st.sampled_from(OPTIMIZE), label="optimize")
-    expected = np.einsum(subscripts, *ops, optimize=False)
+    # an explicit path finder with mixed dtypes is numpy's pairwise path
+    # (intermediates in the pair's dtype); einplan's default is numpy's default
+    expected = _numpy_reference(subscripts, ops, optimize)
     got = einplan.einsum(subscripts, *ops, optimize=optimize)
     assert_matches_numpy(got, expected, subscripts, ops)
 
@@ -94,6 +98,17 @@ def test_nest_patterns_match_numpy(data):
         assert_matches_numpy(got, expected, subscripts, ops, out=out)
     else:
         assert_matches_numpy(einplan.einsum(subscripts, *ops), expected, subscripts, ops)
+
+
+def _numpy_reference(subscripts, ops, optimize):
+    """numpy's result for einplan's call: einplan's default optimize=True has
+    numpy's default (optimize=False) semantics; an explicit path finder with
+    mixed dtypes is numpy's pairwise path (intermediates in the pair's dtype),
+    whose 0-d results einplan returns as scalars like numpy's single loop."""
+    mixed = len({np.asarray(op).dtype for op in ops}) > 1
+    opt = optimize if (mixed and optimize not in (True, False)) else False
+    res = np.einsum(subscripts, *ops, optimize=opt)
+    return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
 
 
 def _to_sublists(subscripts, ops):
@@ -230,13 +245,21 @@ def test_fuzzed_sublists_error_class_matches_numpy(sublists, with_out):
 # -- fixed regressions found by the properties above / numpy's suite -----------
 
 def test_0d_out_with_optimal_path():
-    # numpy gh-31350 (test_einsum_0d_out), with an out= of the result dtype
+    # numpy gh-31350 (test_einsum_0d_out): numpy's pairwise path writes into
+    # out= as its own ufuncs do; its single loop (optimize=False, and
+    # einplan's default) keeps casting='safe'
     a = np.ones(7)
     out = np.array(0.0)
     assert einplan.einsum("i,i->", a, a, out=out, optimize="optimal") is out
     assert out == 7
+    for opt in ("optimal", "greedy", ["einsum_path", (0, 1)]):
+        iout = np.array(0)
+        assert einplan.einsum("i,i->", a, a, out=iout, optimize=opt) is iout
+        assert iout == 7
     with pytest.raises(TypeError):  # float64 -> int64 is not 'safe'
-        einplan.einsum("i,i->", a, a, out=np.array(0), optimize="optimal")
+        einplan.einsum("i,i->", a, a, out=np.array(0))
+    with pytest.raises(TypeError):
+        einplan.einsum("i,i->", a, a, out=np.array(0), optimize=False)
 
 
 def test_pure_view_shares_base_and_writeability():
