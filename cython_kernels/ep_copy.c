@@ -49,7 +49,7 @@
 //     AVX-512 masked store for the unaligned head of each dst row 7.9 ms
 //     (scalar head: 6.3 ms); 256-bit loads under AVX-512 (fewer line-split
 //     loads): no gain beyond noise.
-//   compare.py --only permute-out, median: 1 thread einplan 7.0-7.8 ms vs
+//   the permute-out benchmark case, median: 1 thread einplan 7.0-7.8 ms vs
 //     torch 17.5-18.7 (2.4-2.5x); 2 threads 5.6-5.7 ms vs torch 15.4-16.9
 //     (its min 9.0; 2.7-3.0x).
 // Portable tiles: EDGE_B columns (src-inner axis) by EDGE_I rows (dst-

@@ -7,7 +7,7 @@ very Plan that runs) and the measured median time next to numpy's.
     2 JAX     ab,...b->...a, w (600, 821), a (32, 100, 821) f32: no output transpose
     3 TVM     ncabhw->nchawb, x (1, 32, 2, 2, 360, 640) f32 into out=: no temporaries
     4 IREE    ij,jk->ik with m, n, k not multiples of the tile: fringe in the kernel
-    5 WebNN   prepacked constant weights (needs einplan.plan, issue 5)
+    5 WebNN   prepacked constant weights (einplan.plan(..., constants=[1]))
 
 ``fast=True`` (``--fast`` or EINPLAN_DEMO_FAST=1) shrinks the TVM tensor and
 the IREE GEMM and runs fewer repetitions (for tests); the full demo takes
@@ -166,25 +166,20 @@ def run(fast: bool = False, out=None) -> int:
     # 5 WebNN -------------------------------------------------------------------
     progress(5, "WebNN: prepacked weights")
     out.write(f"{RULE}\n5. WebNN: constant weights should be packed once, ahead of time\n")
-    plan_fn = getattr(einplan, "plan", None)
-    if not callable(plan_fn):   # einplan.plan may be the plan.py module until issue 5
-
-        out.write("  skipped: prepacked constants need einplan.plan(..., constants=[...]) "
-                  "(issue 5), not in this build\n")
-    else:
-        try:
-            xs = rng.standard_normal((64, 512), dtype=np.float32)
-            Wc = rng.standard_normal((512, 1536), dtype=np.float32)
-            p = plan_fn("ij,jk->ik", xs.shape, Wc, constants=[1])
-            check(p(xs), xs @ Wc, "WebNN")
-            out.write("  weights packed once into the plan; each call packs only x\n")
-            _compare(out, "webnn", lambda: p(xs),
-                     [("numpy.matmul", lambda: xs @ Wc),
-                      ("einplan.einsum", lambda: einplan.einsum("ij,jk->ik", xs, Wc))],
-                     runs, budget)
-        except Exception as exc:  # noqa: BLE001 - the demo must not die on issue 5's API
-            out.write(f"  skipped: einplan.plan is present but this case could not run "
-                      f"({type(exc).__name__}: {exc})\n")
+    plan_fn = einplan.plan
+    try:
+        xs = rng.standard_normal((64, 512), dtype=np.float32)
+        Wc = rng.standard_normal((512, 1536), dtype=np.float32)
+        p = plan_fn("ij,jk->ik", xs.shape, Wc, constants=[1])
+        check(p(xs), xs @ Wc, "WebNN")
+        out.write("  weights packed once into the plan; each call packs only x\n")
+        _compare(out, "webnn", lambda: p(xs),
+                 [("numpy.matmul", lambda: xs @ Wc),
+                  ("einplan.einsum", lambda: einplan.einsum("ij,jk->ik", xs, Wc))],
+                 runs, budget)
+    except Exception as exc:  # noqa: BLE001 - one failing case must not end the demo
+        out.write(f"  skipped: einplan.plan is present but this case could not run "
+                  f"({type(exc).__name__}: {exc})\n")
 
     out.write(RULE + "\n")
     out.write("all results agree with numpy\n" if ok else "SOME RESULTS DISAGREE WITH NUMPY\n")

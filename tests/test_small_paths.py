@@ -51,7 +51,7 @@ def test_avx2_smm_keeps_b_in_l1(dtype):
     rows: AVX2 takes smm only while that K x block fits half of L1d, and
     packs beyond (AVX-512 takes smm at any k)."""
     if "avx2" not in _native.available_isas():
-        pytest.skip("the CPU has no AVX2")
+        pytest.skip(reason="the CPU has no AVX2")
     old = _native.isa()
     _native.set_isa("avx2")
     try:

@@ -1,8 +1,8 @@
 // float64 AVX-512F micro-kernel and level-1 kernels, tile 8 x 24 (3 zmm per row of C).
 // Zen 4 runs a zmm FMA as two 256-bit halves: 24 FMAs per k step cover the
 // 4-cycle FMA latency with room to spare; 3 loads + 8 broadcasts per step
-// fit the two load ports.  The tile shape was chosen by measurement
-// (bench/ukr in the closing note of issue 2, AMD EPYC Zen 4, 2026-11-21).
+// fit the two load ports.  The tile shape was chosen by measurement (a C
+// harness timing candidate tiles, AMD EPYC Zen 4, 2026-11-21).
 #pragma GCC target("avx512f,fma")
 #include <immintrin.h>
 #include "ep_ukr.h"
