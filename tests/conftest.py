@@ -1,4 +1,4 @@
-"""Shared pytest setup: hypothesis profiles.
+"""Shared pytest setup: hypothesis profiles and the thread-count fixtures.
 
 Select with the environment variable HYPOTHESIS_PROFILE (default "ci"):
 
@@ -12,7 +12,10 @@ Select with the environment variable HYPOTHESIS_PROFILE (default "ci"):
 """
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+import einplan
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -26,3 +29,18 @@ settings.register_profile(
     "thorough", max_examples=2000, deadline=None, print_blob=True,
     suppress_health_check=_SLOW_OK)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def restore_threads():
+    """The library's thread count as it was before the test."""
+    prev = einplan.get_num_threads()
+    yield
+    einplan.set_num_threads(prev)
+    assert einplan.get_num_threads() == prev
+
+
+@pytest.fixture
+def one_thread(restore_threads):
+    """Kernel tests that are about one thread (test_threads.py covers more)."""
+    einplan.set_num_threads(1)

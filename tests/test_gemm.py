@@ -23,13 +23,6 @@ DTYPES = (np.float32, np.float64)
 SENTINEL = -7.25
 
 
-@pytest.fixture
-def restore_threads():
-    prev = einplan.get_num_threads()
-    yield
-    einplan.set_num_threads(prev)
-
-
 # Each case: dtype -> (A, la, B, lb, (C shape, C kind), lc, m, n, k, batch).
 # Labels name the axes of each array; m, n, k, batch list them outer to inner.
 def _plain(dt):

@@ -34,14 +34,6 @@ def _strides(a):
     return [s // a.itemsize for s in a.strides]
 
 
-@pytest.fixture
-def one_thread():
-    prev = _native.get_num_threads()
-    _native.set_num_threads(1)
-    yield
-    _native.set_num_threads(prev)
-
-
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", LENGTHS)

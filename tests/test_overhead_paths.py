@@ -31,12 +31,6 @@ def fresh_fast_dict():
     api._fast.clear()
 
 
-@pytest.fixture
-def restore_threads():
-    prev = einplan.get_num_threads()
-    yield
-    einplan.set_num_threads(prev)
-
 
 
 

@@ -41,13 +41,6 @@ def _check(res, ref, dtype, k):
     np.testing.assert_allclose(res, ref, **_tol(dtype, k))
 
 
-@pytest.fixture
-def restore_threads():
-    prev = einplan.get_num_threads()
-    yield
-    einplan.set_num_threads(prev)
-
-
 # ------------------------------------------------------------ the tract case
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -27,13 +27,6 @@ def _run_py(code, timeout=120, env=None):
                           text=True, timeout=timeout, env=full_env)
 
 
-@pytest.fixture
-def restore_threads():
-    n = einplan.get_num_threads()
-    yield
-    einplan.set_num_threads(n)
-
-
 @pytest.mark.parametrize("bad, exc", [(1.5, TypeError), ("2", TypeError), (None, TypeError),
                                       (0, ValueError), (-3, ValueError)])
 def test_set_num_threads_rejects_non_integers_and_below_one(bad, exc, restore_threads):

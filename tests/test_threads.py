@@ -19,14 +19,6 @@ HAVE_OMP = K is not None and K.config()["build"].get("openmp", False)
 needs_omp = pytest.mark.skipif(not HAVE_OMP, reason="built without OpenMP: always 1 thread")
 
 
-@pytest.fixture
-def restore_threads():
-    prev = einplan.get_num_threads()
-    yield
-    einplan.set_num_threads(prev)
-    assert einplan.get_num_threads() == prev
-
-
 def _usable_cpus():
     try:
         return len(os.sched_getaffinity(0))

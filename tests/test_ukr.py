@@ -49,15 +49,6 @@ def resolve_k(sym, kc):
 
 
 @pytest.fixture
-def one_thread():
-    """The ISA edge tests run single-threaded (test_gemm.py covers threads)."""
-    prev = K.get_num_threads()
-    K.set_num_threads(1)
-    yield
-    K.set_num_threads(prev)
-
-
-@pytest.fixture
 def use_isa():
     """Switch the ISA in process; restore the one in use before the test."""
     prev = K.isa()
