@@ -23,14 +23,10 @@ from . import _native
 from .deferral import defer, protocol_reason
 from .execute import run_plan, simple_runner
 from .operands import describe, describe_operands, numpy_pairwise_dtypes
-from .planner import Options, make_plan
+from .planner import CASTING_OMITTED, OPTIMIZE_OMITTED, Options, make_plan
 from .spec import parse_spec
 
 _DEFAULT_OPTIONS = Options()
-# equal to "safe" but not the interned literal: tells an omitted casting=
-# from an explicit casting="safe" (numpy's pairwise path forwards only the
-# options given)
-_SAFE = "".join(("sa", "fe"))
 _ndarray = np.ndarray
 _FAST_MAX = 1024          # entries of the hot-path dict (cleared when full)
 _fast: dict = {}
@@ -70,14 +66,15 @@ def _given(out, dtype, order, casting, optimize) -> dict:
         kw["dtype"] = dtype
     if order != "K":
         kw["order"] = order
-    if casting is not _SAFE:
+    if casting is not CASTING_OMITTED:
         kw["casting"] = casting
-    if optimize is not True:
+    if optimize is not OPTIMIZE_OMITTED:
         kw["optimize"] = optimize
     return kw
 
 
-def einsum(*operands, out=None, dtype=None, order="K", casting=_SAFE, optimize=True):
+def einsum(*operands, out=None, dtype=None, order="K", casting=CASTING_OMITTED,
+           optimize=OPTIMIZE_OMITTED):
     """Evaluate the Einstein summation convention on the operands (numpy.einsum).
 
     >>> einsum("ij,jk->ik", a, b)          # string form
@@ -86,12 +83,13 @@ def einsum(*operands, out=None, dtype=None, order="K", casting=_SAFE, optimize=T
     rec = _recorder
     if rec is not None and not rec.busy.on:
         return rec.einsum(operands, out, dtype, order, casting, optimize)
-    default = dtype is None and order == "K" and casting == "safe" and optimize is True
+    default = (dtype is None and order == "K" and casting is CASTING_OMITTED
+               and optimize is OPTIMIZE_OMITTED)
     key = _fast_key(operands, out)
     if key is not None and not default:
         # other options key a plan of their own (matmul's out= passes
         # casting='same_kind' on every call); an explicit path list cannot
-        opts = (dtype, order, casting, casting is _SAFE, optimize)
+        opts = (dtype, order, casting, optimize)
         try:
             hash(opts)
         except TypeError:
@@ -110,8 +108,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting=_SAFE, optimize=T
     if reason is not None:
         return defer(reason, np.einsum, *operands, **_given(out, dtype, order, casting, optimize))
     spec, arrays = parse_spec(operands)
-    options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize,
-                                                             casting is not _SAFE)
+    options = _DEFAULT_OPTIONS if default else Options.make(dtype, order, casting, optimize)
     out_info = None
     if out is not None:
         if not isinstance(out, np.ndarray):

@@ -70,8 +70,12 @@ def chunk_einsum(*blocks, subscripts, ncontract_inds, kernel_dtype, optimize, **
     indices (dask.array.einsum's trick to keep blockwise from concatenating).
     """
     if all(type(b) is np.ndarray for b in blocks):
+        # True is einplan's own default: left out, so numpy's pairwise-path
+        # semantics of an explicit optimize=True do not apply to the block
+        if optimize is not True:
+            kwargs["optimize"] = optimize
         chunk = _einplan_einsum(subscripts, *map(_aligned, blocks), dtype=kernel_dtype,
-                                optimize=optimize, **kwargs)
+                                **kwargs)
     else:   # cupy, sparse, ... blocks: whatever dask would have used
         fn = einsum_lookup.dispatch(type(blocks[0]))
         chunk = fn(subscripts, *blocks, dtype=kernel_dtype, optimize=optimize, **kwargs)
@@ -156,13 +160,14 @@ def _dispatch_einsum(subscripts, *operands, optimize=False, **kwargs):
     """What dask.array.einsum's block function calls for numpy blocks.
 
     dask's default ``optimize=False`` means "no path search" there; einplan
-    always plans a pairwise order (same result up to rounding), so False is
-    taken as True.  A path computed by dask (``['einsum_path', ...]``) is used.
+    always plans a pairwise order (same result up to rounding) and keeps
+    numpy's optimize=False semantics when optimize is left out, so False is
+    left out.  A path computed by dask (``['einsum_path', ...]``) is used.
     """
-    if optimize is False:
-        optimize = True
+    if optimize is not False:
+        kwargs["optimize"] = optimize
     operands = [_aligned(op) if type(op) is np.ndarray else op for op in operands]
-    return _einplan_einsum(subscripts, *operands, optimize=optimize, **kwargs)
+    return _einplan_einsum(subscripts, *operands, **kwargs)
 
 
 def register():

@@ -70,7 +70,8 @@ def simple_runner(plan, with_out=False):
     caller's ``out=`` (``with_out``) -- a closure that does only that (output
     allocation prepared, descriptor validated); None for any other plan
     (run_plan handles everything)."""
-    if plan.fallback is not None or len(plan.steps) != 1 or plan.out_cast:
+    if (plan.fallback is not None or len(plan.steps) != 1 or plan.out_cast
+            or plan.result_dtype is not None):
         return None
     step = plan.steps[0]
     if (isinstance(step, ReduceStep) and step.as_view and not with_out
@@ -172,13 +173,25 @@ def run_plan(plan, operands, out=None):
             # result dtype throughout, and alone accumulates every product
             # into a zero-stride out=.
             opt = False
-        if plan.fallback.numpy_kwargs is not None:
-            res = np.einsum(plan.fallback_subscripts, *operands, out=out, optimize=opt,
-                            **dict(plan.fallback.numpy_kwargs))
-        else:
-            res = np.einsum(plan.fallback_subscripts, *operands, out=out,
-                            dtype=opts["dtype"], order=opts["order"],
-                            casting=opts["casting"], optimize=opt)
+        pairwise = plan.fallback.numpy_kwargs is not None
+        kw = (dict(plan.fallback.numpy_kwargs) if pairwise else
+              {"dtype": opts["dtype"], "order": opts["order"], "casting": opts["casting"]})
+        swapped = kw.get("dtype") is not None and not np.dtype(kw["dtype"]).isnative
+        if swapped:
+            # numpy's loops write native values into a byte-swapped result
+            # (einsum('i->j', a, dtype='>f8') gives 1e-320s): computed in
+            # native order and swapped after.  The pairwise path's own
+            # checks (its ufuncs refuse a byte order, its tensordot and
+            # one-loop steps do not) run first, into a scratch out=.
+            if pairwise:
+                scratch = None if out is None else np.empty_like(out)
+                if out is not None:
+                    scratch.flags.writeable = out.flags.writeable
+                np.einsum(plan.fallback_subscripts, *operands, optimize=opt, out=scratch, **kw)
+            swapped, kw["dtype"] = np.dtype(kw["dtype"]), np.dtype(kw["dtype"]).newbyteorder("=")
+        res = np.einsum(plan.fallback_subscripts, *operands, out=out, optimize=opt, **kw)
+        if swapped and out is None and isinstance(res, np.ndarray) and res.ndim:
+            res = res.astype(swapped)
         # numpy's optimize path may return a 0-d array where its default
         # path (and einplan) return a scalar
         if out is None and isinstance(res, np.ndarray) and res.ndim == 0:
@@ -213,6 +226,8 @@ def run_plan(plan, operands, out=None):
         return out
     if plan.scalar_result:
         return target[()]
+    if plan.result_dtype is not None:
+        return target.astype(plan.result_dtype)
     return target
 
 

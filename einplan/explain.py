@@ -65,7 +65,7 @@ from .frontends import (dot_spec, inner_spec, matmul_spec, outer_spec, tensordot
 from .layout import HOLDERS
 from .operands import OperandInfo, describe
 from .plan import OUT, CastStep, GemmStep, KernelKind, NestStep, ReduceStep, Role
-from .planner import Options, make_plan
+from .planner import CASTING_OMITTED, OPTIMIZE_OMITTED, Options, make_plan
 from .roles import diagonal_view
 from .spec import is_ellipsis_label, parse_spec
 
@@ -412,7 +412,7 @@ def _as_operand(x, dtype):
 
 # -- the public entry points -----------------------------------------------------
 
-def explain(subscripts, *operands, dtype=None, out=None, optimize=True, measure=False,
+def explain(subscripts, *operands, dtype=None, out=None, optimize=OPTIMIZE_OMITTED, measure=False,
             **einsum_kwargs):
     """Report how ``einplan.einsum(subscripts, *operands, ...)`` runs.
 
@@ -430,10 +430,12 @@ def explain(subscripts, *operands, dtype=None, out=None, optimize=True, measure=
     if unknown:
         raise TypeError(f"explain() got an unexpected keyword argument {sorted(unknown)[0]!r}")
     return _explain(subscripts, operands, dtype, out, optimize, measure,
-                    einsum_kwargs.get("order", "K"), einsum_kwargs.get("casting", "safe"))
+                    einsum_kwargs.get("order", "K"),
+                    einsum_kwargs.get("casting", CASTING_OMITTED))
 
 
-def _explain(subscripts, operands, dtype, out, optimize, measure, order="K", casting="safe",
+def _explain(subscripts, operands, dtype, out, optimize, measure, order="K",
+             casting=CASTING_OMITTED,
              _function="einsum", _frontend_spec=None, _given_args=None):
     if isinstance(subscripts, str):
         ops = list(operands)
@@ -507,8 +509,9 @@ def explain_call(function: str, *args, dtype=None, out=None, measure=False, **kw
         # placeholders come back raveled / conjugated (outer, vdot): keep the
         # caller's layout for shapes, C order for the raveled ones
         ops.append(_Virtual(o.shape, o.dtype) if isinstance(v, _Virtual) else o)
-    casting = "same_kind" if function in ("matmul", "outer") else "safe"
-    return _explain(subscripts, tuple(ops), dtype, out, True, measure, "K", casting,
+    # the casting the front end passes to einsum (the others pass none)
+    casting = "same_kind" if function in ("matmul", "outer") else CASTING_OMITTED
+    return _explain(subscripts, tuple(ops), dtype, out, OPTIMIZE_OMITTED, measure, "K", casting,
                     _function=function, _frontend_spec=subscripts, _given_args=args)
 
 
@@ -668,6 +671,10 @@ class _Builder:
                                 "bytes": nbytes, "why": why})
             self.fallbacks.append({"where": "output", "reason": why + ": computed into a "
                                    "temporary and cast/copied into out="})
+        if plan.result_dtype is not None:
+            self.copies.append({"what": "result byte-swapped into the dtype= asked for",
+                                "bytes": _prod(plan.shape) * self.dtype.itemsize,
+                                "why": "the kernels compute in native byte order"})
         if self.overlap and not plan.out_cast and plan.fallback is None:
             nbytes = _prod(plan.shape) * self.dtype.itemsize
             why = "out= overlaps an operand"

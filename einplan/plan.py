@@ -301,6 +301,7 @@ class Plan:
     fallback_subscripts: str = ""
     out_cast: bool = False             # compute into a temp, then cast into out=
     scalar_result: bool = False        # 0-d result returned as a numpy scalar
+    result_dtype: np.dtype | None = None   # a byte-swapped dtype=: the native result, swapped
     options: tuple = ()
     n_slots: int = 0
 
@@ -315,4 +316,6 @@ class Plan:
         lines = [head] + [f"  {s}" for s in self.steps]
         if self.out_cast:
             lines.append("  cast result into out= (copy)")
+        if self.result_dtype is not None:
+            lines.append(f"  byte-swap result into dtype={self.result_dtype.str} (copy)")
         return "\n".join(lines)

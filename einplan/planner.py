@@ -47,18 +47,52 @@ _cache: OrderedDict = OrderedDict()
 _cache_lock = threading.Lock()
 
 
+class Omitted:
+    """The default of a keyword whose meaning changes when it is given.
+
+    numpy's pairwise path forwards only the options given (an explicit
+    casting='safe' is checked per pair), and an explicit optimize=True is
+    numpy's 'greedy' path finder with that path's casting and out= rules;
+    einplan's own default pairwise order keeps numpy's optimize=False
+    semantics.  Prints as the value it stands for, so a signature reads as
+    numpy's.
+    """
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+CASTING_OMITTED = Omitted("safe")
+OPTIMIZE_OMITTED = Omitted(True)
+
+
+def omitted_as_value(option):
+    """An option as numpy takes it (an omitted one as its default value)."""
+    return option.value if option.__class__ is Omitted else option
+
+
 @dataclass(frozen=True)
 class Options:
     dtype: object = None
     order: str = "K"
     casting: str = "safe"
-    optimize: object = True
+    optimize: object = True      # True: einplan's own order, numpy's optimize=False rules
     # numpy's pairwise path passes casting= to its ufuncs only when given
     casting_given: bool = False
 
     @classmethod
-    def make(cls, dtype=None, order="K", casting="safe", optimize=True, casting_given=False):
-        order, casting = check_options(order, casting)
+    def make(cls, dtype=None, order="K", casting=CASTING_OMITTED, optimize=OPTIMIZE_OMITTED):
+        """Options of one call; ``casting`` and ``optimize`` may be omitted (Omitted)."""
+        casting_given = casting is not CASTING_OMITTED
+        order, casting = check_options(order, omitted_as_value(casting))
+        if optimize is OPTIMIZE_OMITTED:
+            optimize = True
+        elif optimize is True:
+            optimize = "greedy"      # numpy's meaning of an explicit True
         return cls(None if dtype is None else np.dtype(dtype), order, casting,
                    optimize_key(optimize), casting_given and casting == "safe")
 
@@ -79,6 +113,12 @@ def make_plan(spec, infos, options: Options = Options(), out_info=None,
             _cache.move_to_end(key)
             return plan
     plan = _build_plan(spec, infos, options, out_info, gemm_only)
+    if (out_info is None and options.dtype is not None and plan.fallback is None
+            and plan.shape and not np.dtype(options.dtype).isnative
+            and not _is_pure_view(spec, infos, None)):
+        # the kernels compute in native byte order; the result carries the
+        # byte order asked for, as numpy's result dtype does
+        plan = replace(plan, result_dtype=np.dtype(options.dtype))
     with _cache_lock:
         _cache[key] = plan
         while len(_cache) > CACHE_SIZE:
@@ -173,6 +213,14 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                          f"optimize={options.optimize!r} with mixed dtypes: numpy's "
                          "pairwise path casts per pair and into out=", keep_optimize=True)
     if out_info is not None and out_info.shape != shape:   # numpy checks this first
+        if len(infos) >= 2 and not (opt is True or opt is False or opt is None):
+            # numpy's pairwise path writes its last intermediate into out=
+            # through a ufunc or a one-operand einsum, which may broadcast
+            return _fallback(spec, shape, options.dtype or np.result_type(
+                                 *(i.dtype for i in infos)), options,
+                             f"optimize={opt!r} with out= of shape {out_info.shape} for a "
+                             f"result of shape {shape}: numpy's pairwise path decides "
+                             "whether it broadcasts", keep_optimize=True)
         raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
     if out_info is not None and any(st == 0 and e > 1 for e, st in
                                     zip(out_info.shape, out_info.strides or ())):

@@ -32,14 +32,14 @@ from .api import einsum
 from .execute import allocate
 from .operands import describe_operands
 from .plan import OUT, GemmStep, NestStep
-from .planner import Options, make_plan
+from .planner import CASTING_OMITTED, OPTIMIZE_OMITTED, Options, make_plan
 from .spec import parse_spec
 
 _NATIVE_GEMM = _native.gemm   # tests swap _native.gemm for the reference
 
 
 def plan(subscripts, *shapes_or_arrays, constants=(), dtype=None, order="K",
-         casting="safe", optimize=True):
+         casting=CASTING_OMITTED, optimize=OPTIMIZE_OMITTED):
     """A callable plan for ``einsum(subscripts, ...)`` with some operands fixed.
 
     ``shapes_or_arrays``: for each operand, an array (required for the
@@ -104,8 +104,7 @@ class ContractPlan:
         self._var_dtypes = {i: templates[i].dtype for i in self.variables}
         self._var_strides = {i: templates[i].strides for i in self.variables}
         self._spec, _ = parse_spec((subscripts, *templates))
-        opts = (Options() if (dtype, order, casting, optimize) == (None, "K", "safe", True)
-                else Options.make(dtype, order, casting, optimize))
+        opts = Options.make(dtype, order, casting, optimize)
         self._plan = make_plan(self._spec, describe_operands(templates), opts, None,
                                gemm_only=bool(self.constants))
         self._lock = threading.Lock()

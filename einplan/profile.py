@@ -31,6 +31,7 @@ from collections import Counter
 import numpy as np
 
 from . import api as _api
+from .planner import omitted_as_value
 from .explain import _plain_subscripts, _Virtual, explain, time_calls
 from .spec import parse_spec
 
@@ -263,14 +264,17 @@ class Profile:
                     continue
                 arrays = [v.materialize(rng) for v in s["operands"]]
                 dtype, order, casting, optimize = s["options"]
-                kw = dict(dtype=dtype, order=order, casting=casting)
                 subs = s["subscripts"]
 
-                def ours(kw=kw, optimize=optimize, subs=subs, arrays=arrays):
-                    return _api.einsum(subs, *arrays, optimize=optimize, **kw)
+                def ours(kw=dict(dtype=dtype, order=order, casting=casting, optimize=optimize),
+                         subs=subs, arrays=arrays):
+                    return _api.einsum(subs, *arrays, **kw)
 
-                def theirs(opt, kw=kw, subs=subs, arrays=arrays):
+                def theirs(opt, kw=dict(dtype=dtype, order=order,
+                                        casting=omitted_as_value(casting)),
+                           subs=subs, arrays=arrays):
                     return lambda: np_einsum(subs, *arrays, optimize=opt, **kw)
+                optimize = omitted_as_value(optimize)
                 t_ours = _replay(ours, budget_s)
                 t_np = _replay(theirs(optimize), budget_s)
                 if (len(arrays) == 2 and isinstance(optimize, bool)
@@ -362,7 +366,7 @@ def _jsonable(x):
 
 
 def _explain_sample(s):
-    dtype, order, casting, optimize = s["options"]
+    dtype, order, casting, optimize = map(omitted_as_value, s["options"])
     return explain(s["subscripts"], *s["operands"], out=s["out"], optimize=optimize,
                    order=order, casting=casting)
 

@@ -20,7 +20,7 @@ import einplan
 from _einsum_strategies import (DTYPES, FLOAT_DTYPES, LAYOUTS, assert_matches_numpy,
                                 einsum_specs, in_layout, nest_specs)
 
-OPTIMIZE = [True, False, "greedy", "optimal"]
+OPTIMIZE = [None, True, False, "greedy", "optimal"]   # None: left out
 
 
 def _outcome(fn):
@@ -56,7 +56,8 @@ def test_random_specs_match_numpy(data):
     # an explicit path finder with mixed dtypes is numpy's pairwise path
     # (intermediates in the pair's dtype); einplan's default is numpy's default
     expected = _numpy_reference(subscripts, ops, optimize)
-    got = einplan.einsum(subscripts, *ops, optimize=optimize)
+    got = einplan.einsum(subscripts, *ops, **({} if optimize is None else
+                                               {"optimize": optimize}))
     assert_matches_numpy(got, expected, subscripts, ops)
 
 
@@ -79,7 +80,8 @@ def test_three_or_more_operands_match_numpy(data):
     # an explicit path finder with mixed dtypes is numpy's pairwise path
     # (intermediates in the pair's dtype); einplan's default is numpy's default
     expected = _numpy_reference(subscripts, ops, optimize)
-    got = einplan.einsum(subscripts, *ops, optimize=optimize)
+    got = einplan.einsum(subscripts, *ops, **({} if optimize is None else
+                                               {"optimize": optimize}))
     assert_matches_numpy(got, expected, subscripts, ops)
 
 
@@ -101,12 +103,13 @@ def test_nest_patterns_match_numpy(data):
 
 
 def _numpy_reference(subscripts, ops, optimize):
-    """numpy's result for einplan's call: einplan's default optimize=True has
-    numpy's default (optimize=False) semantics; an explicit path finder with
-    mixed dtypes is numpy's pairwise path (intermediates in the pair's dtype),
-    whose 0-d results einplan returns as scalars like numpy's single loop."""
+    """numpy's result for einplan's call: an omitted optimize (None here) has
+    numpy's default (optimize=False) semantics; an explicit path finder
+    (True included) with mixed dtypes is numpy's pairwise path
+    (intermediates in the pair's dtype), whose 0-d results einplan returns
+    as scalars like numpy's single loop."""
     mixed = len({np.asarray(op).dtype for op in ops}) > 1
-    opt = optimize if (mixed and optimize not in (True, False)) else False
+    opt = optimize if (mixed and optimize not in (None, False)) else False
     res = np.einsum(subscripts, *ops, optimize=opt)
     return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
 
@@ -160,8 +163,11 @@ def test_out_matches_numpy(data):
     out = in_layout(np.random.default_rng(0), np.shape(expected), out_dt, layout)
     out_np = out.copy()
     out[...] = 7  # garbage einplan must overwrite
+    # numpy's single-loop semantics (omitted or False); a path finder's
+    # pairwise casting into out= is compared by tests/test_casting.py
+    optimize = data.draw(st.sampled_from([None, False]), label="optimize")
     got = einplan.einsum(subscripts, *ops, out=out,
-                         optimize=data.draw(st.sampled_from(OPTIMIZE)))
+                         **({} if optimize is None else {"optimize": optimize}))
     np.einsum(subscripts, *ops, out=out_np, optimize=False)
     assert got is out
     assert_matches_numpy(got, out_np, subscripts, ops, out=out)
