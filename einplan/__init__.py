@@ -23,6 +23,7 @@ Around the data flow, for whole programs:
     autoray_backend.py  einplan as autoray's numpy contractions (quimb, cotengra)
     profile.py        every distinct contraction of a program: time, engine, rate
 """
+from ._version import __version__
 from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum
 from .config import show_config
@@ -33,8 +34,6 @@ from .patching import patch_numpy, patched, restore_numpy
 from .prepack import ContractPlan, plan
 from .profile import profile
 from .autoray_backend import register_autoray
-
-__version__ = "0.1.0"
 
 
 def _register_threadpoolctl():

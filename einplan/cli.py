@@ -10,6 +10,12 @@ import argparse
 import os
 import sys
 
+import numpy as np
+
+from . import _native
+from .explain import explain, explain_call
+from .operands import Virtual, dense_strides
+
 EXAMPLES = """\
 examples:
   einplan explain "bij,jk->bik" 77x6x512 512x1536 --dtype float32
@@ -66,11 +72,7 @@ def parse_shape(text: str):
 
 
 def _operand(shape, order, dtype):
-    from .explain import _Virtual, _c_strides
-    if order == "F":
-        st = tuple(reversed(_c_strides(tuple(reversed(shape)))))
-        return _Virtual(shape, dtype, st)
-    return _Virtual(shape, dtype)
+    return Virtual(shape, dtype, dense_strides(shape, order))
 
 
 def _build_parser():
@@ -135,9 +137,6 @@ def _parse_axes(text):
 
 
 def _explain(args):
-    import numpy as np
-
-    from .explain import explain, explain_call
     try:
         dtype = np.dtype(args.dtype)
     except TypeError:
@@ -163,7 +162,6 @@ def _explain(args):
         raise InputError(f"--optimize must be true, false, greedy or optimal, got {optimize!r}")
     old_threads = None
     if args.threads is not None:
-        from . import _native
         if args.threads < 1:
             raise InputError(f"--threads must be >= 1, got {args.threads}")
         old_threads = _native.get_num_threads()

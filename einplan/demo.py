@@ -15,22 +15,15 @@ well under a minute.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import numpy as np
 
+from .explain import explain
+from .timing import load, median_after_idle
+
 RULE = "-" * 78
-
-
-def _median_time(fn, runs, budget_s):
-    # OpenBLAS' and OpenMP's worker threads spin ~0.1 s after a call: let the
-    # previous row's threads go idle so they do not compete with this one
-    from .explain import time_calls
-    time.sleep(0.2)
-    times = time_calls(fn, runs, 2, budget_s)
-    return float(np.median(times)), len(times)
 
 
 def _fmt(s):
@@ -62,10 +55,10 @@ class _Progress:
 
 def _compare(out, name, ours, peers, runs, budget):
     """Time ``ours`` and each (label, fn) in ``peers``; print one line each."""
-    t_ours, n = _median_time(ours, runs, budget)
+    t_ours, n = median_after_idle(ours, runs, budget)
     out.write(f"  time       einplan         {_fmt(t_ours)}   (median of {n})\n")
     for label, fn in peers:
-        t, n = _median_time(fn, runs, budget)
+        t, n = median_after_idle(fn, runs, budget)
         ratio = t / t_ours if t_ours else float("nan")
         out.write(f"             {label:<15} {_fmt(t)}   -> einplan {ratio:.2f}x "
                   f"{'faster' if ratio >= 1 else 'slower'}\n")
@@ -74,7 +67,6 @@ def _compare(out, name, ours, peers, runs, budget):
 
 def run(fast: bool = False, out=None) -> int:
     import einplan
-    from .explain import explain
 
     out = out or sys.stdout
     runs = 3 if fast else 7
@@ -84,13 +76,10 @@ def run(fast: bool = False, out=None) -> int:
     out.write(f"einplan {einplan.__version__} demo: kernels {einplan.isa()}, "
               f"{einplan.get_num_threads()} thread(s); numpy {np.__version__}"
               + (" (fast mode)" if fast else "") + "\n")
-    try:
-        load, ncpu = os.getloadavg()[0], os.cpu_count() or 1
-    except (AttributeError, OSError):
-        load, ncpu = 0.0, 1
-    if load > 0.75 * ncpu:
-        out.write(f"note: load average {load:.1f} on {ncpu} core(s): other processes share "
-                  "the cores, timings below are pessimistic\n")
+    load_avg, ncpu, busy = load()
+    if busy:
+        out.write(f"note: load average {load_avg:.1f} on {ncpu} core(s): other processes "
+                  "share the cores, timings below are pessimistic\n")
     ok = True
 
     def check(res, ref, what):

@@ -31,8 +31,10 @@ from collections import Counter
 import numpy as np
 
 from . import api as _api
-from .explain import _plain_subscripts, _Virtual, explain, time_calls
+from .explain import explain
+from .operands import Virtual
 from .spec import parse_spec
+from .timing import time_calls
 
 __all__ = ["profile", "Profile"]
 
@@ -132,8 +134,8 @@ def _virtual(arr):
     arr = np.asarray(arr)
     item = arr.itemsize or 1
     if any(s % item for s in arr.strides):
-        return _Virtual(arr.shape, arr.dtype)   # odd byte strides: described as C order
-    return _Virtual(arr.shape, arr.dtype, tuple(s // item for s in arr.strides))
+        return Virtual(arr.shape, arr.dtype)   # odd byte strides: described as C order
+    return Virtual(arr.shape, arr.dtype, tuple(s // item for s in arr.strides))
 
 
 def _sample(kind, operands, out, options):
@@ -142,7 +144,7 @@ def _sample(kind, operands, out, options):
         subs, arrays = operands[0], [np.asarray(x) for x in operands[1:]]
     else:   # interleaved form
         spec, arrays = parse_spec(operands)
-        subs = _plain_subscripts(spec)
+        subs = spec.plain_subscripts()
     return {"kind": kind, "subscripts": subs, "operands": [_virtual(x) for x in arrays],
             "out": None if out is None else _virtual(out),
             "options": options or (None, "K", "safe", True)}
