@@ -266,16 +266,18 @@ class Virtual:
 
 
 def random_array(rng, shape, dtype) -> np.ndarray:
-    """Random values of ``dtype``: normal floats (complex: both parts),
-    0/1 booleans, small integers."""
+    """An array of random values of ``dtype`` (0-d for shape ()): normal
+    floats (complex: both parts), 0/1 booleans, small integers."""
     dt = np.dtype(dtype)
     if dt.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    if dt.kind == "f":
-        return rng.standard_normal(shape).astype(dt)
-    if dt.kind == "b":
-        return rng.integers(0, 2, shape).astype(dt)
-    return rng.integers(-3, 4, shape).astype(dt)
+        x = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    elif dt.kind == "f":
+        x = rng.standard_normal(shape)
+    elif dt.kind == "b":
+        x = rng.integers(0, 2, shape)
+    else:
+        x = rng.integers(-3, 4, shape)
+    return np.asarray(x).astype(dt)
 
 
 def as_operand(x, dtype):

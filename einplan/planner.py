@@ -34,7 +34,7 @@ from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
 from .operands import (check_options, check_path_name, check_span, dense_strides,
                        numpy_pairwise_dtypes, optimize_key, plan_key, resolve_dtype)
 from .path import check_explicit as check_explicit_path, pairwise_path
-from .plan import OUT, Buffer, Fallback, GemmStep, KernelKind, NestStep, Plan, ReduceStep
+from .plan import OUT, Buffer, Fallback, GemmStep, KernelKind, Plan, ReduceStep
 from .roles import assign_roles, diagonal_view, presum_labels
 
 _NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}

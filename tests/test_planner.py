@@ -13,10 +13,7 @@ from einplan.planner import Options, make_plan
 from einplan.spec import parse_spec
 
 
-@pytest.fixture(autouse=True)
-def _kernel(monkeypatch):
-    if _native._kernels is None:  # compiled module not built: numpy oracle
-        monkeypatch.setattr(_native, "gemm", _native.gemm_reference)
+pytestmark = pytest.mark.usefixtures("kernel_or_reference")
 
 
 def plan_for(subscripts, *ops, out=None, gemm_only=False, **opts):
