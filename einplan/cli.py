@@ -13,8 +13,11 @@ import sys
 import numpy as np
 
 from . import _native
+from .config import show_config
+from .demo import run as run_demo
 from .explain import explain, explain_call
 from .operands import Virtual, dense_strides
+from .profile import run_script
 
 EXAMPLES = """\
 examples:
@@ -196,17 +199,14 @@ def main(argv=None) -> int:
         if args.command == "explain":
             return _explain(args)
         if args.command == "demo":
-            from .demo import run
-            return run(fast=args.fast or os.environ.get("EINPLAN_DEMO_FAST") not in (None, "", "0"))
+            return run_demo(fast=args.fast or os.environ.get("EINPLAN_DEMO_FAST") not in (None, "", "0"))
         if args.command == "profile":
-            from .profile import run_script
             if not os.path.isfile(args.script):
                 raise InputError(f"no such script: {args.script}")
             return run_script(args.script, args.args, compare=args.compare,
                               json_path=args.json, plot_path=args.plot,
                               patch=not args.no_patch)
         if args.command == "config":
-            from .config import show_config
             show_config()
             return 0
     except (InputError, ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:

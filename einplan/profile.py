@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import runpy
+import sys
 import threading
 import time
 from collections import Counter
@@ -32,6 +34,7 @@ import numpy as np
 
 from . import api as _api
 from .explain import explain
+from .patching import original, patched
 from .operands import Virtual
 from .spec import parse_spec
 from .timing import time_calls
@@ -251,7 +254,6 @@ class Profile:
         (after a warm-up call) when it takes over ``budget_s``, else the median
         of up to 5.
         """
-        from .patching import original
         np_einsum = original("einsum")
         rng = np.random.default_rng(0)
         prev = _recorder.busy.on
@@ -441,10 +443,6 @@ def run_script(script: str, args=(), compare=False, json_path=None, plot_path=No
     """``einplan profile script.py args...``: run the script as ``__main__``
     (numpy patched unless ``patch`` is False), then print the profile;
     returns the script's exit status."""
-    import runpy
-    import sys
-
-    from .patching import patched
     stream = stream or sys.stdout
     old_argv = sys.argv
     sys.argv = [script] + list(args)
