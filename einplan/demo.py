@@ -1,4 +1,4 @@
-"""``einplan demo``: the five field failures of DESIGN.md, run on built-in data.
+"""``einplan demo``: five failures of mature systems, run on built-in data.
 
 For each case: a short explain summary (the planner's decisions, from the
 very Plan that runs) and the measured median time next to numpy's.

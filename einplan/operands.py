@@ -1,4 +1,4 @@
-"""Step 1' of the data flow in DESIGN.md: describe the operands.
+"""Beside step 1 of the data flow (drawn in einplan/__init__.py): describe the operands.
 
 ``OperandInfo`` holds what planning needs from an array: shape, strides in
 ELEMENTS (numpy gives bytes; they are converted here, once, and every later

@@ -1,4 +1,4 @@
-"""The Plan: the data between planning (step 2) and execution (step 3) in DESIGN.md.
+"""The Plan: the data between planning (step 2) and execution (step 3) of the data flow.
 
 Everything here is a frozen dataclass or an Enum, so a Plan is immutable,
 hashable where it matters, printable, and is the very object that
