@@ -30,6 +30,7 @@ _SINGLE_STRIDE = "single stride per micro-panel"
 
 
 def build(ctx, i, step) -> Step:
+    """The record of GemmStep ``i``; registers its intermediate, if any."""
     sa, sb = ctx.slot_strides.get(step.a, {}), ctx.slot_strides.get(step.b, {})
     sc = ctx.slot_strides.get(step.c, {})
     if step.c != OUT:
@@ -43,10 +44,11 @@ def build(ctx, i, step) -> Step:
     gather_a = len(step.m.axes) > 1 or len(step.k.axes) > 1
     gather_b = len(step.n.axes) > 1 or len(step.k.axes) > 1
     direct_b = kernel_choice.direct_b(sched, step)
-    pred = model.predict_gemm(ctx.mach, ctx.real, sched, _batch_extent(step.batch, "A") * M * K
-                              * item, _batch_extent(step.batch, "B") * K * N * item,
-                              NB * M * N * item, nreal, gather_a, gather_b,
-                              overhead_call=ctx.price_flag(), direct_b=direct_b)
+    bytes_a = _batch_extent(step.batch, "A") * M * K * item
+    bytes_b = _batch_extent(step.batch, "B") * K * N * item
+    pred = model.predict_gemm(ctx.mach, ctx.real, sched, bytes_a, bytes_b, NB * M * N * item,
+                              nreal, gather_a, gather_b, overhead_call=ctx.price_flag(),
+                              direct_b=direct_b)
     kernel = _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b,
                      direct_b and sched.path not in ("gemv", "smm"))
     return Step(
@@ -189,18 +191,19 @@ def _panel_loops(ctx, step) -> tuple:
 
 
 def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kernel:
+    """The path ep_gemm takes, its tiles and blocking (packed path only),
+    threads, and how A and B are read."""
     blocking = ctx.cfg["blocking"].get(str(ctx.real), {})
     NB = step.batch.extent
-    packed = sched.path not in _NO_PACK
-    pack_a, path = _NO_PACK.get(sched.path, (None, _PACKED_PATH))
-    if packed:
+    if sched.path in _NO_PACK:
+        pack_a, path = _NO_PACK[sched.path]
+        pack_b, tile = pack_a, (None,) * 5
+    else:
+        path, tile = _PACKED_PATH, (sched.mr, sched.nr, sched.mc, sched.kc, sched.nc)
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
         pack_b = ("read in place (full NR panels; m is small)" if direct_b else
                   _BLOCK_SCATTER if gather_b else _SINGLE_STRIDE)
-    else:
-        pack_b = pack_a
     cm = _complex_method(step) if step.complex_mode else None
-    tile = (sched.mr, sched.nr, sched.mc, sched.kc, sched.nc) if packed else (None,) * 5
     return Kernel(step.kind.value, ctx.cfg["isa"], *tile,
                   {k: blocking.get(k) for k in ("mc", "kc", "nc")}, sched.threads,
                   sched.parallel_loop, NB, nreal, sched.tiles * NB, sched.fringe_tiles * NB,
