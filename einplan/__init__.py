@@ -26,6 +26,7 @@
         kernel_choice.py  what explain still re-derives of C's choices
       schema.py         frozen records (one field per key) -> SCHEMA, validate
       report.py, render.py   dict / JSON / text / summary / markdown
+      measure.py        measure=True: the call timed beside the model
     timing.py         medians of timed calls (explain, demo, profile)
 
 Around the data flow, for whole programs:

@@ -12,6 +12,7 @@ explain reads a Plan, it never decides anything:
         kernel_choice.py what explain still re-derives of the C core's choices
       schema.py          the records (one field per report key), SCHEMA, validate
       report.py          Report: to_dict(), to_json(), str(), summary(), markdown
+      measure.py         measure=True: einsum timed on the operands (or random data)
       render.py          text, summary and markdown from the records
 
 Operands may be arrays or shapes.  A shape is a tuple of ints (C-order

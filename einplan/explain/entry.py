@@ -7,18 +7,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..api import einsum
 from ..deferral import protocol_reason, time_dtype_reason
-from ..execute import strided_like
 from ..frontends import (dot_spec, inner_spec, matmul_spec, outer_spec, tensordot_spec,
                          vdot_spec)
 from ..operands import Virtual, as_operand, describe
 from ..planner import Options, make_plan
 from ..spec import parse_spec
-from ..timing import load, time_calls
 from .build import Context, build_report
+from .measure import measure_call
 from .report import Report
-from .schema import FallbackNote, Measured
+from .schema import FallbackNote
 
 _FRONTENDS = {"matmul": matmul_spec, "dot": dot_spec, "tensordot": tensordot_spec,
               "inner": inner_spec, "outer": outer_spec, "vdot": vdot_spec}
@@ -119,40 +117,9 @@ def _explain(subscripts, operands, dtype, out, optimize, measure, order="K", cas
             "whole call", f"numpy.{_function} runs it: {deferred}"))
     report = Report(record, plan, spec)
     if measure:
-        report = report.with_measured(_measure(spec, ops, out_op, options, record))
+        report = report.with_measured(measure_call(spec, ops, out_op, options, record))
     return report
 
 
 def _with_first_fallback(record, note):
     return replace(record, fallbacks=(note,) + record.fallbacks)
-
-
-def _measure(spec, ops, out_op, options, record, min_runs=5, max_runs=25,
-             budget_s=0.5) -> Measured:
-    """Median time of ``einsum`` on these operands (random data for shapes)."""
-    rng = np.random.default_rng(0)
-    arrays = [o.materialize(rng) if isinstance(o, Virtual) else o for o in ops]
-    out = None
-    if out_op is not None:
-        # same strides, never the caller's buffer
-        out = out_op.materialize(rng) if isinstance(out_op, Virtual) else strided_like(out_op)
-    kw = dict(dtype=options.dtype, order=options.order, casting=options.casting,
-              optimize=list(options.optimize) if isinstance(options.optimize, tuple)
-              else options.optimize)
-    subs = spec.plain_subscripts()   # private '...' labels are not valid subscripts
-
-    times = time_calls(lambda: einsum(subs, *arrays, out=out, **kw), max_runs, min_runs,
-                       budget_s, long_call_s=1.0)
-    med = float(np.median(times))
-    load_avg, _, busy = load()
-    tot = record.totals
-    gf = tot.flops / med / 1e9 if med > 0 else 0.0
-    bandwidth = record.machine.get("bandwidth_gbs")
-    moved = tot.bytes_moved
-    return Measured(med, float(min(times)), len(times), gf,
-                    moved / med / 1e9 if med > 0 else 0.0,
-                    100.0 * gf / tot.peak_gflops if tot.peak_gflops else None,
-                    tot.predicted_s,
-                    med / tot.predicted_s if tot.predicted_s else None, load_avg,
-                    100.0 * moved / med / 1e9 / bandwidth if med > 0 and bandwidth else None,
-                    busy)
