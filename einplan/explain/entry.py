@@ -113,13 +113,9 @@ def _explain(subscripts, operands, dtype, out, optimize, measure, order="K", cas
         deferred = time_dtype_reason(_given_args or operands)
     record = build_report(ctx, given, _function, _frontend_spec, given_as, overlap)
     if deferred is not None:   # einplan hands the call to numpy's function
-        record = _with_first_fallback(record, FallbackNote(
-            "whole call", f"numpy.{_function} runs it: {deferred}"))
+        note = FallbackNote("whole call", f"numpy.{_function} runs it: {deferred}")
+        record = replace(record, fallbacks=(note,) + record.fallbacks)
     report = Report(record, plan, spec)
     if measure:
         report = report.with_measured(measure_call(spec, ops, out_op, options, record))
     return report
-
-
-def _with_first_fallback(record, note):
-    return replace(record, fallbacks=(note,) + record.fallbacks)

@@ -12,7 +12,7 @@ from .schema import Measured
 
 
 def measure_call(spec, ops, out_op, options, record, min_runs=5, max_runs=25,
-             budget_s=0.5) -> Measured:
+                 budget_s=0.5) -> Measured:
     """Median time of ``einsum`` on these operands (random data for shapes)."""
     rng = np.random.default_rng(0)
     arrays = [o.materialize(rng) if isinstance(o, Virtual) else o for o in ops]
