@@ -17,12 +17,25 @@
     cython_kernels/   pack A / pack B from strided layout, BLIS five loops,
                       SIMD micro-kernels chosen at run time (AVX-512, AVX2, C)
 
+    explain/          the Plan that runs, as a report (model.py prices it):
+      entry.py          operands or shapes -> the cached Plan -> Report
+      build.py          the whole call: operands, slots, path, copies, totals
+        gemm_step.py    one builder per step type: roles, merges,
+        reduce_step.py  orientation, kernel, cost
+        nest_step.py
+        kernel_choice.py  what explain still re-derives of C's choices
+      schema.py         frozen records (one field per key) -> SCHEMA, validate
+      report.py, render.py   dict / JSON / text / summary / markdown
+      measure.py        measure=True: the call timed beside the model
+    timing.py         medians of timed calls (explain, demo, profile)
+
 Around the data flow, for whole programs:
     patching.py       numpy.einsum & co. routed to einplan (patch_numpy, patched)
     scaled_update.py  contract: C = alpha * einsum(a, b) + beta * C (pytblis's call)
     autoray_backend.py  einplan as autoray's numpy contractions (quimb, cotengra)
     profile.py        every distinct contraction of a program: time, engine, rate
 """
+from ._version import __version__
 from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum
 from .config import show_config
@@ -33,8 +46,6 @@ from .patching import patch_numpy, patched, restore_numpy
 from .prepack import ContractPlan, plan
 from .profile import profile
 from .autoray_backend import register_autoray
-
-__version__ = "0.1.0"
 
 
 def _register_threadpoolctl():

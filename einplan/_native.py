@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .spec import LETTERS
+
 try:
     from . import _kernels
 except ImportError as exc:  # pragma: no cover - only without a build
@@ -119,7 +121,7 @@ def gemm_reference(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
              + [(e, sb) for e, sb, _ in n])
     c = view(C, [(e, sc) for e, _, _, sc in batch] + [(e, sc) for e, _, sc in m]
              + [(e, sc) for e, _, sc in n])
-    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    letters = iter(LETTERS)
     bl = "".join(next(letters) for _ in range(nb))
     ml = "".join(next(letters) for _ in range(nm))
     nl = "".join(next(letters) for _ in range(nn))

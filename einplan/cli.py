@@ -10,6 +10,15 @@ import argparse
 import os
 import sys
 
+import numpy as np
+
+from . import _native
+from .config import show_config
+from .demo import run as run_demo
+from .explain import explain, explain_call
+from .operands import Virtual, dense_strides
+from .profile import run_script
+
 EXAMPLES = """\
 examples:
   einplan explain "bij,jk->bik" 77x6x512 512x1536 --dtype float32
@@ -66,11 +75,7 @@ def parse_shape(text: str):
 
 
 def _operand(shape, order, dtype):
-    from .explain import _Virtual, _c_strides
-    if order == "F":
-        st = tuple(reversed(_c_strides(tuple(reversed(shape)))))
-        return _Virtual(shape, dtype, st)
-    return _Virtual(shape, dtype)
+    return Virtual(shape, dtype, dense_strides(shape, order))
 
 
 def _build_parser():
@@ -135,9 +140,6 @@ def _parse_axes(text):
 
 
 def _explain(args):
-    import numpy as np
-
-    from .explain import explain, explain_call
     try:
         dtype = np.dtype(args.dtype)
     except TypeError:
@@ -163,7 +165,6 @@ def _explain(args):
         raise InputError(f"--optimize must be true, false, greedy or optimal, got {optimize!r}")
     old_threads = None
     if args.threads is not None:
-        from . import _native
         if args.threads < 1:
             raise InputError(f"--threads must be >= 1, got {args.threads}")
         old_threads = _native.get_num_threads()
@@ -198,17 +199,14 @@ def main(argv=None) -> int:
         if args.command == "explain":
             return _explain(args)
         if args.command == "demo":
-            from .demo import run
-            return run(fast=args.fast or os.environ.get("EINPLAN_DEMO_FAST") not in (None, "", "0"))
+            return run_demo(fast=args.fast or os.environ.get("EINPLAN_DEMO_FAST") not in (None, "", "0"))
         if args.command == "profile":
-            from .profile import run_script
             if not os.path.isfile(args.script):
                 raise InputError(f"no such script: {args.script}")
             return run_script(args.script, args.args, compare=args.compare,
                               json_path=args.json, plot_path=args.plot,
                               patch=not args.no_patch)
         if args.command == "config":
-            from .config import show_config
             show_config()
             return 0
     except (InputError, ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:

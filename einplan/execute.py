@@ -22,7 +22,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import _native
-from .plan import OUT, CastStep, GemmStep, NestStep, ReduceStep
+from .operands import strided_empty
+from .plan import OUT, GemmStep, NestStep, ReduceStep
 
 
 _NATIVE_GEMM = _native.gemm
@@ -55,14 +56,10 @@ def _dropped_view(arr, labels, sizes_one):
     return arr[tuple(0 if one else slice(None) for one in sizes_one) + (Ellipsis,)]
 
 
-def _strided_like(out):
+def strided_like(out):
     """A fresh array with exactly ``out``'s element strides (for overlap temps)."""
     item = out.itemsize
-    st = [s // item for s in out.strides]
-    lo = sum((e - 1) * s for e, s in zip(out.shape, st) if s < 0)
-    hi = sum((e - 1) * s for e, s in zip(out.shape, st) if s > 0)
-    base = np.empty(hi - lo + 1, dtype=out.dtype)
-    return as_strided(base[-lo:], shape=out.shape, strides=out.strides)
+    return strided_empty(out.shape, [s // item for s in out.strides], out.dtype)
 
 
 def simple_runner(plan, with_out=False):
@@ -70,10 +67,9 @@ def simple_runner(plan, with_out=False):
     caller's ``out=`` (``with_out``) -- a closure that does only that (output
     allocation prepared, descriptor validated); None for any other plan
     (run_plan handles everything)."""
-    if (plan.fallback is not None or len(plan.steps) != 1 or plan.out_cast
-            or plan.result_dtype is not None):
+    step = plan.only_step
+    if step is None:
         return None
-    step = plan.steps[0]
     if (isinstance(step, ReduceStep) and step.as_view and not with_out
             and _native.operand_view is not None):
         return _view_runner(plan, step)
@@ -81,8 +77,7 @@ def simple_runner(plan, with_out=False):
         return None
     if isinstance(step, NestStep):
         return _nest_runner(plan, step, with_out)
-    if (not isinstance(step, GemmStep) or step.c != OUT or step.complex_mode not in ("", "1m")
-            or step.native is None):
+    if not isinstance(step, GemmStep) or not step.one_call:
         return None
     gemm, a, b, dtype = step.native.run, step.a, step.b, np.dtype(plan.dtype)
 
@@ -201,8 +196,8 @@ def run_plan(plan, operands, out=None):
     dtype = np.dtype(plan.dtype)
     target = out
     if out is not None and (plan.out_cast or _overlaps(out, operands)):
-        target = allocate(plan.out_buffer, dtype) if plan.out_cast else _strided_like(out)
-    elif out is None and plan.out_buffer is not None and not _is_view_plan(plan):
+        target = allocate(plan.out_buffer, dtype) if plan.out_cast else strided_like(out)
+    elif out is None and plan.out_buffer is not None and not plan.is_view:
         target = allocate(plan.out_buffer, dtype)
 
     slots = list(operands) + [None] * (plan.n_slots - len(operands))
@@ -215,8 +210,6 @@ def run_plan(plan, operands, out=None):
             res = _run_reduce(step, slots, target, dtype)
             if step.as_view:  # numpy returns a 0-d result as a scalar, views too
                 return res[()] if plan.scalar_result else res
-        elif isinstance(step, CastStep):
-            slots[step.slot] = slots[step.slot].astype(step.dtype)
         else:  # pragma: no cover
             raise TypeError(f"unknown step {step!r}")
 
@@ -229,10 +222,6 @@ def run_plan(plan, operands, out=None):
     if plan.result_dtype is not None:
         return target.astype(plan.result_dtype)
     return target
-
-
-def _is_view_plan(plan):
-    return len(plan.steps) == 1 and isinstance(plan.steps[0], ReduceStep) and plan.steps[0].as_view
 
 
 def _overlaps(out, operands):

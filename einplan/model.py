@@ -339,11 +339,6 @@ def gemm_schedule(M, N, K, NB, threads: int, call=None,
                         s["direct_b"])
 
 
-def _always_pack() -> bool:
-    e = os.environ.get("EINPLAN_ALWAYS_PACK", "")
-    return bool(e) and e != "0"
-
-
 def _tiles(extent, block, tile):
     """(tiles, partial tiles) along one dimension cut into blocks, then tiles."""
     if extent <= 0:

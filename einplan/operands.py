@@ -1,16 +1,19 @@
-"""Step 1' of the data flow in DESIGN.md: describe the operands.
+"""Beside step 1 of the data flow (drawn in einplan/__init__.py): describe the operands.
 
 ``OperandInfo`` holds what planning needs from an array: shape, strides in
 ELEMENTS (numpy gives bytes; they are converted here, once, and every later
 stage uses elements) and dtype.  ``resolve_dtype`` mirrors numpy.einsum's
 dtype rules (``np.result_type`` over the operands, ``dtype=``, ``casting=``)
 including its TypeError wording; ``plan_key`` is the hashable cache key.
+``Virtual`` is an operand given by its shape, dtype and strides only (explain,
+the CLI and the profiler plan for layouts without holding data).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _ORDERS = ("C", "F", "A", "K")
@@ -24,7 +27,6 @@ class OperandInfo:
     aligned: bool = True
     c_contiguous: bool = False
     f_contiguous: bool = False
-    is_constant: bool = False
 
 
 def describe(arr: np.ndarray) -> OperandInfo:
@@ -194,3 +196,101 @@ def plan_key(inputs, output, infos, out_info, options) -> tuple:
     out = None if out_info is None else (out_info.shape, out_info.strides,
                                          out_info.dtype, out_info.aligned)
     return (tuple(inputs), output, ops, out, options)
+
+
+# -- dense layouts and shape-only operands ----------------------------------------
+
+def dense_strides(extents, order="C", unit=1) -> tuple[int, ...]:
+    """Element strides of a dense array of these extents in C (last axis
+    fastest) or F order; the fastest axis has stride ``unit``.  An extent 0
+    counts as 1, so no stride is 0."""
+    if order == "F":
+        return tuple(reversed(dense_strides(tuple(reversed(extents)), "C", unit)))
+    strides, acc = [], unit
+    for e in reversed(extents):
+        strides.append(acc)
+        acc *= max(int(e), 1)
+    return tuple(reversed(strides))
+
+
+def layout_name(shape, strides) -> str:
+    """'C order', 'F order' or 'strided' (axes of extent 1 ignored)."""
+    if strides is None:
+        return "not element-strided"
+    dims = [(e, s) for e, s in zip(shape, strides) if e != 1]
+    extents = [e for e, _ in dims]
+    if all(s == c for (_, s), c in zip(dims, dense_strides(extents))):
+        return "C order"
+    if all(s == f for (_, s), f in zip(dims, dense_strides(extents, "F"))):
+        return "F order"
+    return "strided"
+
+
+def strided_empty(shape, strides, dtype, fill=None) -> np.ndarray:
+    """A fresh array with exactly these element strides (any sign), over
+    ``np.empty`` memory or, with ``fill(n)``, over the n elements it returns."""
+    lo = sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
+    hi = sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
+    n = hi - lo + 1 if all(shape) else 1
+    base = np.empty(n, dtype) if fill is None else fill(n)
+    item = np.dtype(dtype).itemsize
+    return as_strided(base[-lo:], shape, tuple(s * item for s in strides))
+
+
+def is_shape(x) -> bool:
+    return isinstance(x, (tuple, list)) and all(isinstance(v, (int, np.integer)) for v in x)
+
+
+class Virtual:
+    """An operand given by shape/dtype/strides only (no data)."""
+
+    def __init__(self, shape, dtype, strides=None):
+        self.shape = tuple(int(e) for e in shape)
+        self.dtype = np.dtype(dtype)
+        self.strides = tuple(strides) if strides is not None else dense_strides(self.shape)
+
+    def info(self) -> OperandInfo:
+        layout = layout_name(self.shape, self.strides)
+        return OperandInfo(self.shape, self.strides, self.dtype, True,
+                           layout == "C order", layout == "F order")
+
+    def placeholder(self) -> np.ndarray:
+        """A zero-stride view with this shape and dtype: enough for parse_spec."""
+        return as_strided(np.zeros(1, self.dtype), self.shape, (0,) * len(self.shape),
+                          writeable=False)
+
+    def materialize(self, rng) -> np.ndarray:
+        """Random data in exactly this layout (for measured runs)."""
+        return strided_empty(self.shape, self.strides, self.dtype,
+                             lambda n: random_array(rng, (n,), self.dtype))
+
+
+def random_array(rng, shape, dtype) -> np.ndarray:
+    """An array of random values of ``dtype`` (0-d for shape ()): normal
+    floats (complex: both parts), 0/1 booleans, small integers."""
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        x = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    elif dt.kind == "f":
+        x = rng.standard_normal(shape)
+    elif dt.kind == "b":
+        x = rng.integers(0, 2, shape)
+    else:
+        x = rng.integers(-3, 4, shape)
+    return np.asarray(x).astype(dt)
+
+
+def as_operand(x, dtype):
+    """ndarray, or a Virtual for a shape / shape-dtype object (e.g.
+    ``jax.ShapeDtypeStruct``; numpy-style byte ``.strides`` when it has them)."""
+    if isinstance(x, (np.ndarray, Virtual)):
+        return x
+    if is_shape(x):
+        return Virtual(x, dtype or np.float64)
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        st = getattr(x, "strides", None)
+        dt = np.dtype(x.dtype)
+        if st is not None:
+            st = tuple(int(s) // dt.itemsize for s in st)
+        return Virtual(tuple(x.shape), dt, st)
+    return np.asanyarray(x)

@@ -1,4 +1,4 @@
-"""The Plan: the data between planning (step 2) and execution (step 3) in DESIGN.md.
+"""The Plan: the data between planning (step 2) and execution (step 3) of the data flow.
 
 Everything here is a frozen dataclass or an Enum, so a Plan is immutable,
 hashable where it matters, printable, and is the very object that
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+
+from .operands import dense_strides
 
 OUT = -1  # slot id of the einsum's output array
 
@@ -130,23 +132,9 @@ class Buffer:
     @property
     def strides(self) -> tuple[int, ...]:
         strides = [0] * len(self.shape)
-        acc = 1
-        for ax in reversed(self.order):
-            strides[ax] = acc
-            acc *= max(self.shape[ax], 1)
+        for ax, st in zip(self.order, dense_strides(self.mem_shape)):
+            strides[ax] = st
         return tuple(strides)
-
-
-@dataclass(frozen=True)
-class CastStep:
-    """Copy an operand into the compute dtype (e.g. float32 -> float64)."""
-    slot: int
-    dtype: str
-    kind: KernelKind = KernelKind.COPY
-    engine: str = "numpy"
-
-    def __str__(self):
-        return f"cast slot {self.slot} -> {self.dtype} (copy)"
 
 
 @dataclass(frozen=True)
@@ -214,6 +202,12 @@ class GemmStep:
     # the plan is made; not part of the plan's identity
     native: object = field(default=None, compare=False, repr=False)
     engine: str = "gemm"
+
+    @property
+    def one_call(self) -> bool:
+        """Writes the output with one call of its compiled descriptor (real,
+        or complex by 1m), so a runner can call it directly."""
+        return self.c == OUT and self.complex_mode in ("", "1m") and self.native is not None
 
     def groups(self):
         """(m, n, k, batch) as _native.gemm takes them: float-view strides,
@@ -306,8 +300,20 @@ class Plan:
     n_slots: int = 0
 
     @property
-    def kinds(self):
-        return tuple(s.kind for s in self.steps)
+    def only_step(self):
+        """The plan's one step when it alone computes the call straight into
+        the result (no numpy fallback, no cast into out=, no byte swap of the
+        result), else None: the cases with a fast path of their own."""
+        if (self.fallback is None and not self.out_cast and self.result_dtype is None
+                and len(self.steps) == 1):
+            return self.steps[0]
+        return None
+
+    @property
+    def is_view(self) -> bool:
+        """The result is a view of the operand ('ii->i', 'ij->ji'), as numpy returns."""
+        step = self.only_step
+        return isinstance(step, ReduceStep) and step.as_view
 
     def __str__(self):
         head = f"Plan {','.join(self.inputs)}->{self.output} dtype={self.dtype}"

@@ -31,11 +31,10 @@ import numpy as np
 from . import _native
 from .layout import loop_straddling_axes, merge_axes
 from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
-from .operands import (check_options, check_path_name, check_span, numpy_pairwise_dtypes,
-                       optimize_key, plan_key, resolve_dtype)
+from .operands import (check_options, check_path_name, check_span, dense_strides,
+                       numpy_pairwise_dtypes, optimize_key, plan_key, resolve_dtype)
 from .path import check_explicit as check_explicit_path, pairwise_path
-from .plan import (OUT, Buffer, CastStep, Fallback, GemmStep, KernelKind, NestStep, Plan,
-                   ReduceStep)
+from .plan import OUT, Buffer, Fallback, GemmStep, KernelKind, Plan, ReduceStep
 from .roles import assign_roles, diagonal_view, presum_labels
 
 _NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}
@@ -162,7 +161,7 @@ class _Builder:
 def _fallback(spec, shape, dtype, options, reason, keep_optimize=False):
     kw = _numpy_kwargs(options) if keep_optimize else None
     return Plan(spec.inputs, spec.output, shape, dtype, None,
-                fallback=Fallback(reason, kw), fallback_subscripts=_letters(spec),
+                fallback=Fallback(reason, kw), fallback_subscripts=spec.plain_subscripts(),
                 options=_opts_tuple(options))
 
 
@@ -178,19 +177,6 @@ def _numpy_kwargs(options) -> tuple:
     if options.casting != "safe" or options.casting_given:
         kw.append(("casting", options.casting))
     return tuple(kw)
-
-
-def _letters(spec) -> str:
-    """The spec as a plain-letter subscript string for numpy.einsum."""
-    alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    mapping = {}
-    for c in "".join(spec.inputs) + spec.output:
-        if c not in mapping:
-            if len(mapping) >= len(alpha):
-                return ""
-            mapping[c] = alpha[len(mapping)]
-    tr = lambda t: "".join(mapping[c] for c in t)  # noqa: E731
-    return ",".join(tr(t) for t in spec.inputs) + "->" + tr(spec.output)
 
 
 def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
@@ -363,7 +349,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 None if (out_info is not None and not out_cast) else out_buffer,
                 steps=tuple(b.steps), path=path, out_cast=out_cast,
                 scalar_result=(len(shape) == 0), options=_opts_tuple(options),
-                fallback_subscripts=_letters(spec), n_slots=b.n_slots)
+                fallback_subscripts=spec.plain_subscripts(), n_slots=b.n_slots)
 
 
 def out_eff_labels(spec) -> str:
@@ -516,7 +502,7 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
                           buf, kind, as_view=as_view)
     return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 out_cast=out_cast, scalar_result=(len(shape) == 0),
-                options=_opts_tuple(options), fallback_subscripts=_letters(spec), n_slots=1)
+                options=_opts_tuple(options), fallback_subscripts=spec.plain_subscripts(), n_slots=1)
 
 
 # -- 2f: the loop-nest engine -------------------------------------------------
@@ -605,7 +591,7 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
     step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype)
     return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 scalar_result=(len(shape) == 0), options=_opts_tuple(b.options),
-                fallback_subscripts=_letters(spec), n_slots=len(views))
+                fallback_subscripts=spec.plain_subscripts(), n_slots=len(views))
 
 
 def _step_engine(b, x, y, c_labels, is_complex) -> str:
@@ -692,7 +678,8 @@ def orient_step(roles, sizes, sa: dict, sb: dict, c_fixed: dict | None,
             # C-contiguous result, like numpy, when it costs nothing)
             cands = []
             for order in [list(o) for o in c_orders] + [own]:
-                cands.append((order, _dense_strides(order, sizes, c_scale)))
+                st = dense_strides([sizes[c] for c in order], unit=c_scale)
+                cands.append((order, dict(zip(order, st))))
         for ci, (order, sc) in enumerate(cands):
             layout = merge_axes(r, sizes, a, bb, sc)
             unit = _unit_label({c: s for c, s in sc.items() if sizes[c] != 1})
@@ -701,14 +688,6 @@ def orient_step(roles, sizes, sa: dict, sb: dict, c_fixed: dict | None,
             if best is None or score < best[0]:
                 best = (score, swapped, layout, sc, order)
     return best[1:]
-
-
-def _dense_strides(order, sizes, scale=1) -> dict:
-    st, acc = {}, scale
-    for c in reversed(order):
-        st[c] = acc
-        acc *= sizes[c]
-    return st
 
 
 def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):

@@ -30,7 +30,8 @@ from numpy.lib.stride_tricks import as_strided
 from . import _native
 from .api import einsum
 from .execute import allocate
-from .operands import describe_operands
+from .explain import explain
+from .operands import dense_strides, describe_operands
 from .plan import OUT, GemmStep, NestStep
 from .planner import CASTING_OMITTED, OPTIMIZE_OMITTED, Options, make_plan
 from .spec import parse_spec
@@ -50,18 +51,10 @@ def plan(subscripts, *shapes_or_arrays, constants=(), dtype=None, order="K",
     return ContractPlan(subscripts, shapes_or_arrays, constants, dtype, order, casting, optimize)
 
 
-def _c_strides(shape, itemsize):
-    strides, acc = [], itemsize
-    for e in reversed(shape):
-        strides.append(acc)
-        acc *= max(e, 1)
-    return tuple(reversed(strides))
-
-
 def _template(shape, dt):
     """An array with this shape, dtype and C-order strides that is never read
     (parse and describe only look at shape, strides and dtype)."""
-    return as_strided(np.empty(1, dt), shape=shape, strides=_c_strides(shape, dt.itemsize))
+    return as_strided(np.empty(1, dt), shape=shape, strides=dense_strides(shape, unit=dt.itemsize))
 
 
 class ContractPlan:
@@ -126,14 +119,13 @@ class ContractPlan:
     def _packable_step(self, const_arrays):
         """The plan's GemmStep if its B operand is the (only) constant and the
         contraction is one GEMM (real, or complex by 1m) without diagonals, else None."""
-        p = self._plan
-        if p.fallback is not None or len(p.steps) != 1 or p.out_buffer is None:
+        step = self._plan.only_step
+        if step is None or self._plan.out_buffer is None:
             return None
-        step = p.steps[0]
         # a complex GEMM (1m) packs B once as its 2x2 real blocks
-        if (not isinstance(step, GemmStep) or step.complex_mode not in ("", "1m")
-                or step.c != OUT or step.native is None or step.b not in const_arrays
-                or step.a in const_arrays or len(const_arrays) != 1):
+        if (not isinstance(step, GemmStep) or not step.one_call
+                or step.b not in const_arrays or step.a in const_arrays
+                or len(const_arrays) != 1):
             return None
         if any(len(set(t)) != len(t) for t in self._spec.inputs):
             return None   # diagonals: keep the general path
@@ -147,14 +139,12 @@ class ContractPlan:
         """A compiled runner for a plan without constants that is one GEMM
         (real or 1m) into a fresh output (the small-call hot path), else None."""
         p = self._plan
-        if (p.fallback is not None or len(p.steps) != 1 or p.out_buffer is None
-                or not _native.available()):
+        step = p.only_step
+        if step is None or p.out_buffer is None or not _native.available():
             return None
-        step = p.steps[0]
         if isinstance(step, NestStep):
             return _nest_plan_runner(p, step, templates)
-        if (not isinstance(step, GemmStep) or step.complex_mode not in ("", "1m")
-                or step.c != OUT or step.native is None):
+        if not isinstance(step, GemmStep) or not step.one_call:
             return None
         return _native.plan_runner(
             step.native, [(t.shape, t.strides) for t in templates], step.a, step.b,
@@ -270,7 +260,6 @@ class ContractPlan:
 
     def explain(self, **kw):
         """The explain report of the plan this object runs."""
-        from .explain import explain
         ops = []
         for i in range(len(self._spec.inputs)):
             if i in self.variables:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import runpy
+import sys
 import threading
 import time
 from collections import Counter
@@ -31,9 +33,12 @@ from collections import Counter
 import numpy as np
 
 from . import api as _api
+from .explain import explain
+from .operands import Virtual
+from .patching import original, patched
 from .planner import omitted_as_value
-from .explain import _plain_subscripts, _Virtual, explain, time_calls
 from .spec import parse_spec
+from .timing import time_calls
 
 __all__ = ["profile", "Profile"]
 
@@ -133,8 +138,8 @@ def _virtual(arr):
     arr = np.asarray(arr)
     item = arr.itemsize or 1
     if any(s % item for s in arr.strides):
-        return _Virtual(arr.shape, arr.dtype)   # odd byte strides: described as C order
-    return _Virtual(arr.shape, arr.dtype, tuple(s // item for s in arr.strides))
+        return Virtual(arr.shape, arr.dtype)   # odd byte strides: described as C order
+    return Virtual(arr.shape, arr.dtype, tuple(s // item for s in arr.strides))
 
 
 def _sample(kind, operands, out, options):
@@ -143,7 +148,7 @@ def _sample(kind, operands, out, options):
         subs, arrays = operands[0], [np.asarray(x) for x in operands[1:]]
     else:   # interleaved form
         spec, arrays = parse_spec(operands)
-        subs = _plain_subscripts(spec)
+        subs = spec.plain_subscripts()
     return {"kind": kind, "subscripts": subs, "operands": [_virtual(x) for x in arrays],
             "out": None if out is None else _virtual(out),
             "options": options or (None, "K", "safe", True)}
@@ -250,7 +255,6 @@ class Profile:
         (after a warm-up call) when it takes over ``budget_s``, else the median
         of up to 5.
         """
-        from .patching import original
         np_einsum = original("einsum")
         rng = np.random.default_rng(0)
         prev = _recorder.busy.on
@@ -443,10 +447,6 @@ def run_script(script: str, args=(), compare=False, json_path=None, plot_path=No
     """``einplan profile script.py args...``: run the script as ``__main__``
     (numpy patched unless ``patch`` is False), then print the profile;
     returns the script's exit status."""
-    import runpy
-    import sys
-
-    from .patching import patched
     stream = stream or sys.stdout
     old_argv = sys.argv
     sys.argv = [script] + list(args)

@@ -36,9 +36,6 @@ class LocalView:
     diagonal: str = ""   # labels that were repeated in the term
     dropped: str = ""    # labels whose axis had extent 1 (size 1 or broadcast)
 
-    def stride_of(self) -> dict:
-        return dict(zip(self.labels, self.strides))
-
 
 @dataclass(frozen=True)
 class Roles:

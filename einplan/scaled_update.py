@@ -101,9 +101,7 @@ def runs_in_kernel(plan, dtype, alpha, beta, out, arrays) -> bool:
     """True when alpha and beta go into the kernel: one GEMM step writes the
     output in the result dtype, alpha and beta are real, out shares no memory
     with the operands."""
-    if plan.fallback is not None or plan.out_cast or len(plan.steps) != 1:
-        return False
-    step = plan.steps[0]
+    step = plan.only_step
     if not isinstance(step, GemmStep) or step.c != OUT:
         return False
     if np.dtype(plan.dtype) != dtype or isinstance(alpha, complex) or isinstance(beta, complex):
@@ -123,26 +121,13 @@ def _in_kernel(plan, arrays, alpha, beta, out):
     if mode in ("", "1m"):        # real, or complex by 1m: one kernel call
         gemm(A, B, C, alpha, beta)
         return C
-    # complex C as its real and imaginary float views; real alpha, beta
+    # "cc": complex C as its real and imaginary float views; real alpha, beta
     Cr, Ci = C.real, C.imag
-    if mode == "cc":
-        Ar, Ai, Br, Bi = A.real, A.imag, B.real, B.imag
-        gemm(Ar, Br, Cr, alpha, beta)     # Cr = a ArBr + b Cr
-        gemm(Ai, Bi, Cr, -alpha, 1.0)     #    - a AiBi
-        gemm(Ar, Bi, Ci, alpha, beta)     # Ci = a ArBi + b Ci
-        gemm(Ai, Br, Ci, alpha, 1.0)      #    + a AiBr
-    elif mode == "cr":
-        gemm(A.real, B, Cr, alpha, beta)
-        gemm(A.imag, B, Ci, alpha, beta)
-    elif mode == "rc":
-        gemm(A, B.real, Cr, alpha, beta)
-        gemm(A, B.imag, Ci, alpha, beta)
-    else:  # "rr": real operands, complex C
-        gemm(A, B, Cr, alpha, beta)
-        if beta == 0:
-            Ci[...] = 0
-        else:
-            Ci *= beta
+    Ar, Ai, Br, Bi = A.real, A.imag, B.real, B.imag
+    gemm(Ar, Br, Cr, alpha, beta)     # Cr = a ArBr + b Cr
+    gemm(Ai, Bi, Cr, -alpha, 1.0)     #    - a AiBi
+    gemm(Ar, Bi, Ci, alpha, beta)     # Ci = a ArBi + b Ci
+    gemm(Ai, Br, Ci, alpha, 1.0)      #    + a AiBr
     return C
 
 

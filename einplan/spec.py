@@ -37,9 +37,10 @@ import numpy as np
 
 __all__ = ["Spec", "parse_spec", "ELLIPSIS_BASE", "is_ellipsis_label"]
 
-_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-# Interleaved sublists use ints 0..51 for "A".."Z", "a".."z" (numpy's mapping).
-_INT_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# The 52 labels, in numpy's order: interleaved sublists use ints 0..51 for
+# "A".."Z", "a".."z"; letters einplan makes up are taken in this order too.
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_LETTERS = frozenset(LETTERS)
 ELLIPSIS_BASE = 0x100  # private labels for ellipsis dims; numpy allows 64 dims
 _shape = operator.attrgetter("shape")
 
@@ -85,6 +86,23 @@ class Spec:
     def subscripts(self) -> str:
         """Normalized 'ab,bc->ac' text (ellipsis dims shown as their labels)."""
         return ",".join(self.inputs) + "->" + self.output
+
+    def plain_labels(self) -> dict:
+        """label -> ASCII letter for the ellipsis dims (the caller's letters
+        stay as they are): unused letters in numpy's interleaved order,
+        upper case first, outermost dim first; '?' once the 52 run out."""
+        labels = set("".join(self.inputs) + self.output)
+        free = iter([c for c in LETTERS if c not in labels])
+        return {c: next(free, "?") for c in sorted(c for c in labels if is_ellipsis_label(c))}
+
+    def plain_subscripts(self) -> str:
+        """The spec as subscripts numpy.einsum accepts ('...' dims as
+        letters), or '' when more than 52 labels leave no letter for one."""
+        mapping = self.plain_labels()
+        if "?" in mapping.values():
+            return ""
+        tr = lambda t: "".join(mapping.get(c, c) for c in t)  # noqa: E731
+        return ",".join(tr(t) for t in self.inputs) + "->" + tr(self.output)
 
 
 # numpy's iterator takes at most 64 arrays: the operands and the output
@@ -155,7 +173,7 @@ def _sublist_to_term(sublist) -> str:
             raise TypeError("each subscript must be either an integer or an ellipsis") from None
         if not 0 <= value < 52:
             raise ValueError(f"subscript {value} is not within the valid range [0, 52)")
-        term.append(_INT_LABELS[value])
+        term.append(LETTERS[value])
     return "".join(term)
 
 

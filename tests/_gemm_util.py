@@ -1,10 +1,12 @@
-"""Helpers shared by test_ukr.py, test_gemm.py and test_gemm_descriptors.py
-(not a test module, not a conftest): build `_native.gemm` descriptors from
-labelled strided numpy views, and check results against a float64 oracle with
-a rigorous rounding-error bound."""
+"""Helpers shared by the test modules (not a test module, not a conftest):
+random operands, `_native.gemm` descriptors built from labelled strided numpy
+views, and checks against a float64 oracle with a rigorous rounding-error
+bound."""
 from __future__ import annotations
 
 import numpy as np
+
+from einplan.operands import random_array
 
 
 def estrides(x):
@@ -71,9 +73,11 @@ def assert_close(got, ref, mag, K, dtype):
         f"first bad index {np.argwhere(bad)[0].tolist()}")
 
 
-def rand(shape, dtype, seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal(shape).astype(dtype)
+def rand(shape, dtype=np.float64, seed=0, rng=None):
+    """Random values of ``dtype`` (normal floats, both parts of a complex,
+    0/1 booleans, small integers) from ``rng``, or from a generator seeded
+    with ``seed`` (the same array for the same seed)."""
+    return random_array(np.random.default_rng(seed) if rng is None else rng, shape, dtype)
 
 
 def embed(shape, dtype, fill, kind="row", pad=3):

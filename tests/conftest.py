@@ -1,4 +1,5 @@
-"""Shared pytest setup: hypothesis profiles and the thread-count fixtures.
+"""Shared pytest setup: hypothesis profiles, the thread-count fixtures and
+the kernel fixtures (reference GEMM without a build, the ISA in use).
 
 Select with the environment variable HYPOTHESIS_PROFILE (default "ci"):
 
@@ -16,6 +17,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import einplan
+from einplan import _native
+
+# the kernel sets this CPU can run (none without a build)
+ISAS = _native.available_isas() if _native.available() else ()
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -44,3 +49,26 @@ def restore_threads():
 def one_thread(restore_threads):
     """Kernel tests that are about one thread (test_threads.py covers more)."""
     einplan.set_num_threads(1)
+
+
+@pytest.fixture
+def kernel_or_reference(monkeypatch):
+    """Without the compiled module, _native.gemm is the numpy oracle."""
+    if not _native.available():
+        monkeypatch.setattr(_native, "gemm", _native.gemm_reference)
+
+
+@pytest.fixture
+def use_isa():
+    """Switch the ISA in process; restore the one in use before the test."""
+    prev = _native.isa()
+    yield _native.set_isa
+    _native.set_isa(prev)
+    assert _native.isa() == prev
+
+
+@pytest.fixture(params=ISAS)
+def isa(request, use_isa):
+    """Each kernel set this CPU runs, switched on for the test."""
+    use_isa(request.param)
+    return request.param

@@ -21,15 +21,13 @@ from einplan.operands import describe_operands
 from einplan.spec import parse_spec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _gemm_util import describe  # noqa: E402
+from _gemm_util import describe, rand  # noqa: E402
 
 K = _native._kernels
 CDTYPES = (np.complex64, np.complex128)
 
 
-def crand(shape, dt, seed):
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+crand = rand   # complex dtypes: both parts normal
 
 
 def close(got, ref, dt, k):

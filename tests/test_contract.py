@@ -6,14 +6,13 @@ import einplan
 from einplan import scaled_update as contract_mod
 from einplan.scaled_update import contract
 
+from _gemm_util import rand
+
 RNG = np.random.default_rng(7)
 
 
 def _rand(shape, dtype=np.float64):
-    x = RNG.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * RNG.standard_normal(shape)
-    return np.array(x, dtype=dtype)
+    return rand(shape, dtype, rng=RNG)
 
 
 CASES = [

@@ -16,10 +16,11 @@ import pytest
 import einplan
 from einplan import _native
 
+from conftest import ISAS  # noqa: E402
+
 K = _native._kernels
 pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 
-ISAS = K.available_isas() if K is not None else ()
 HAVE_OMP = K is not None and K.config()["build"].get("openmp", False)
 # every element size ep_copy takes: 1, 2, 4, 8, 16 bytes
 SIZES = [np.int8, np.int16, np.float32, np.float64, np.complex128]
@@ -109,13 +110,6 @@ def lanes(isa, itemsize):
         return 0
     return (64 if isa == "avx512" else 32) // itemsize
 
-
-@pytest.fixture(params=ISAS)
-def isa(request):
-    prev = K.isa()
-    K.set_isa(request.param)
-    yield request.param
-    K.set_isa(prev)
 
 
 MODES = [dict(nthreads=t, stream=s) for t in (1, 2) for s in (False, True)]

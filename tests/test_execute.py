@@ -4,22 +4,12 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from einplan import _native
 from einplan.api import einsum
 
-
-@pytest.fixture(autouse=True)
-def _kernel(monkeypatch):
-    if _native._kernels is None:  # compiled module not built: numpy oracle
-        monkeypatch.setattr(_native, "gemm", _native.gemm_reference)
+from _gemm_util import rand
 
 
-def rand(shape, dtype=np.float64, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
+pytestmark = pytest.mark.usefixtures("kernel_or_reference")
 
 
 def tol(dtype):

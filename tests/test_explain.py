@@ -1,4 +1,4 @@
-"""explain.py / model.py: report content for the seed cases, text == dict ==
+"""einplan.explain / model.py: report content for the seed cases, text == dict ==
 JSON, the JSON schema, fallbacks, front ends, and (slow) the cost model
 against a measured GEMM."""
 import json

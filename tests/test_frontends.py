@@ -9,18 +9,13 @@ import pytest
 
 from einplan import frontends
 
+from _gemm_util import rand as _rand
+
 RNG = np.random.default_rng(0)
 
 
 def rand(shape, dtype=np.float64):
-    dtype = np.dtype(dtype)
-    if dtype == bool:
-        return RNG.integers(0, 2, size=shape).astype(bool)
-    if dtype.kind in "iu":
-        return RNG.integers(0, 5, size=shape).astype(dtype)
-    if dtype.kind == "c":
-        return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
-    return np.asarray(RNG.standard_normal(shape)).astype(dtype)
+    return _rand(shape, dtype, rng=RNG)
 
 
 def _same_type_shape_dtype(got, expected) -> bool:

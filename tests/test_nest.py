@@ -6,11 +6,14 @@ import pytest
 
 import einplan
 from einplan import _native
+
+from conftest import ISAS  # noqa: E402
 from einplan.plan import NestStep
+
+from _gemm_util import rand
 
 K = _native._kernels
 pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
-ISAS = K.available_isas() if K is not None else ()
 DTYPES = ["float32", "float64", "complex64", "complex128"]
 # lengths around every vector width (4..16 lanes, 4 accumulators) and past
 # one summation block (2048 elements: the pairwise combination of blocks)
@@ -18,10 +21,7 @@ LENGTHS = [1, 3, 7, 8, 16, 31, 64, 65, 130, 2049, 5000]
 
 
 def _rand(rng, shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
+    return rand(shape, dtype, rng=rng)
 
 
 def _close(got, want, dtype, k):

@@ -13,10 +13,7 @@ from einplan.planner import Options, make_plan
 from einplan.spec import parse_spec
 
 
-@pytest.fixture(autouse=True)
-def _kernel(monkeypatch):
-    if _native._kernels is None:  # compiled module not built: numpy oracle
-        monkeypatch.setattr(_native, "gemm", _native.gemm_reference)
+pytestmark = pytest.mark.usefixtures("kernel_or_reference")
 
 
 def plan_for(subscripts, *ops, out=None, gemm_only=False, **opts):
@@ -331,3 +328,13 @@ def test_straddling_m_axis_runs_as_a_batch_loop(dtype):
     assert np.isnan(big[:, 130]).all()
     step = einplan.explain("abk,kn->abn", A, W, out=out).to_dict()["steps"][0]
     assert [(p["role"], p["labels"]) for p in step["panel_loops"]] == [("m", "a")]
+
+
+def test_numpy_fallback_keeps_the_callers_letters():
+    # numpy.einsum then sums in its own label order, as for the caller's call;
+    # '...' dims get unused letters, upper case first (numpy's interleaved order)
+    h = np.float16
+    p = plan_for("ji,ik->jk", np.ones((3, 4), h), np.ones((4, 5), h))
+    assert p.fallback is not None and p.fallback_subscripts == "ji,ik->jk"
+    p = plan_for("...j,jk->...k", np.ones((2, 3, 4), h), np.ones((4, 5), h))
+    assert p.fallback is not None and p.fallback_subscripts == "ABj,jk->ABk"

@@ -14,11 +14,12 @@ from _gemm_util import assert_close, describe, embed, expected, outside_mask, ra
 
 from einplan import _native  # noqa: E402
 
+from conftest import ISAS  # noqa: E402
+
 K = _native._kernels
 pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 
 ISA_NAMES = ("generic", "avx2", "avx512")
-ISAS = K.available_isas() if K is not None else ()
 DTYPES = (np.float32, np.float64)
 SENTINEL = -7.25          # exactly representable in both dtypes
 
@@ -46,15 +47,6 @@ def kc_of(isa, dtype):
 
 def resolve_k(sym, kc):
     return {"0": 0, "1": 1, "7": 7, "KC-1": kc - 1, "KC+1": kc + 1}[sym]
-
-
-@pytest.fixture
-def use_isa():
-    """Switch the ISA in process; restore the one in use before the test."""
-    prev = K.isa()
-    yield K.set_isa
-    K.set_isa(prev)
-    assert K.isa() == prev
 
 
 # ------------------------------------------------------------ basics

@@ -273,7 +273,7 @@ def explain_percent_of_peak(spec, ops):
     """% of peak as einplan.explain(..., measure=True) reports it, or None when
     this einplan has no explain, no measure=, or no such field."""
     explain = getattr(einplan, "explain", None) if einplan is not None else None
-    if not callable(explain):  # missing, or only the submodule einplan/explain.py
+    if not callable(explain):  # missing, or only the subpackage einplan/explain
         return None
     try:
         rep = explain(spec, *ops, measure=True)

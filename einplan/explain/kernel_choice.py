@@ -1,0 +1,90 @@
+"""The kernel decisions explain re-derives instead of reading them from the Plan.
+
+The Plan does not yet hold them: the C core decides the GEMM path, blocking,
+threads and whether B is read in place at call time (``ep_gemm_schedule``),
+ep_copy its schedule likewise, and the orientation's reason is recomputed
+from C's strides.  Everything explain asks or recomputes about those choices
+is here, so that when the Plan carries a kernel-choice record per step the
+report reads it in this one place.
+"""
+from __future__ import annotations
+
+from .. import _native, model
+from ..plan import OUT
+from .schema import Orientation
+
+
+def gemm_schedule(step, threads=None):
+    """The schedule ep_gemm runs for this step's own descriptor.  A 1m step
+    runs one real GEMM of m x 2n x 2k."""
+    c2 = 2 if step.complex_mode == "1m" else 1
+    return model.gemm_schedule(step.m.extent, c2 * step.n.extent, c2 * step.k.extent,
+                               step.batch.extent,
+                               _native.get_num_threads() if threads is None else threads,
+                               call=step.native)
+
+
+def loop_schedule(m, n, k, nb, dtype):
+    """The schedule of a batched loop of contiguous m x k x n GEMMs (the
+    alternative a merge avoids)."""
+    return model.gemm_schedule(m, n, k, nb, _native.get_num_threads(), dtype=dtype)
+
+
+def direct_b(sched, step) -> bool:
+    """ep_gemm reads full NR-wide B panels in place (no packing) when its
+    schedule allows it (m small) and B's n stride is 1 with a regular k."""
+    if not sched.direct_b or len(step.n.axes) != 1 or len(step.k.axes) > 1:
+        return False
+    return step.n.axes[0].strides[0] == 1 and sched.N >= sched.nr
+
+
+def copy_schedule(ctx, step, src_st, dst_st, itemsize):
+    """What ep_copy runs for a same-dtype copy step (the C core's own
+    decision, as execute calls it), or None when the step's copy is not
+    ep_copy's (element size, unknown dst strides)."""
+    labels = [c for c in step.src_labels if ctx.sizes[c] != 1]
+    if itemsize not in (1, 2, 4, 8, 16) or any(c not in dst_st for c in labels):
+        return None
+    return _native.copy_schedule([ctx.sizes[c] for c in labels],
+                                 [src_st[c] for c in labels],
+                                 [dst_st[c] for c in labels], itemsize)
+
+
+def orientation(ctx, step, sc) -> Orientation:
+    """Which operand feeds the kernel's rows (A) and which its columns (B),
+    and why: C's unit-stride index lands in n where the vectors run."""
+    sizes = ctx.sizes
+    cand = {c: s for c, s in sc.items() if sizes.get(c, 0) != 1}
+    unit = min(cand, key=lambda c: abs(cand[c])) if cand else None
+    role = None
+    for r, g in (("batch", step.batch), ("m", step.m), ("n", step.n)):
+        if unit is not None and unit in g.labels:
+            role = r
+    a_src, b_src = ctx.slot_source.get(step.a), ctx.slot_source.get(step.b)
+    first, second = ("second", "first") if step.swapped else ("first", "second")
+    if role == "n":
+        why = (f"C's unit-stride index '{ctx.d(unit)}' is in {b_src}, so that operand "
+               "feeds the columns (n), where the micro-kernel's vectors run")
+        if step.swapped:
+            why += "; the einsum's operands were exchanged to get there"
+        else:
+            why += "; einsum operand order kept"
+        result = ("C tiles are stored as contiguous vectors straight into the output's "
+                  "own layout: no transpose and no copy of the output")
+    elif unit is None:
+        why = "C has no axis of extent > 1"
+        result = "no transpose and no copy of the output"
+    else:
+        why = (f"C's unit-stride index '{ctx.d(unit)}' is a {role} index: no operand order "
+               "puts it in n")
+        result = ("C tiles are written through strided stores (a private tile where "
+                  "offsets are irregular); still no transpose or copy of the output")
+    out_layout = None
+    if step.c == OUT:
+        out_layout = ctx.plan_out_layout()
+        if ctx.plan.out_cast:
+            result += ("; then the result is cast/copied into out= (its dtype or "
+                       "layout differs: see copies)")
+    return Orientation(a_src, b_src, bool(step.swapped), first, second,
+                       None if unit is None else ctx.d(unit), role, out_layout, False,
+                       bool(ctx.plan.out_cast and step.c == OUT), why, result)

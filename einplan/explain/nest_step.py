@@ -1,0 +1,66 @@
+"""The report of one NestStep: its loops (outer to inner), the row kernel,
+tiles, threads, and its cost as a stream over every operand once."""
+from __future__ import annotations
+
+from math import prod
+
+from .. import _native, model
+from ..plan import OUT
+from .schema import Kernel, NestDesc, NestLoopDesc, RoleRow, Step
+
+
+def build(ctx, i, step) -> Step:
+    if step.dst != OUT:
+        srcs = " x ".join(ctx.slot_source.get(s, f"slot {s}") for s in step.inputs)
+        ctx.add_slot(step.dst, step.out_labels,
+                     dict(zip(step.out_labels, step.buffer.strides)), f"nest of {srcs}")
+        ctx.copy(f"step {i + 1}: intermediate '{ctx.d(step.out_labels)}'",
+                 prod(step.buffer.shape) * ctx.dtype.itemsize,
+                 "result of a pairwise step, read by a later one")
+    ins = tuple(ctx.slot(s) for s in step.inputs)
+    names = [f"in{j}" for j in range(len(step.inputs))] + ["out"]
+    loops = tuple(NestLoopDesc(ctx.d(lp.labels), int(lp.extent),
+                               dict(zip(names, (int(v) for v in lp.strides))), lp.reduces)
+                  for lp in step.loops)
+    threads = step.native.threads() if step.native is not None else 1
+    split = ctx.d(step.loops[step.split].labels) if step.split >= 0 else None
+    row = step.loops[-1] if step.loops else None
+    pred = model.predict_stream(ctx.mach, step.bytes_moved, step.flops,
+                                overhead_call=ctx.price_flag(),
+                                strided=step.row.endswith("strided"))
+    if threads > 1:
+        pred = model.Prediction(pred.flops, pred.bytes_moved, 0.0, 0.0, 0.0,
+                                pred.t_memory / threads, pred.t_overhead,
+                                pred.t_memory / threads + pred.t_overhead, pred.bound,
+                                1.0, threads)
+    order = " > ".join(f"{lp.labels}:{lp.extent}" for lp in loops) or "(none)"
+    what = (f"loop nest over {' x '.join(x.source for x in ins)}: loops {order} "
+            f"(outer to inner), row kernel {step.row}"
+            + (f" vectorised along '{ctx.d(row.labels)}'" if row is not None
+               and step.row.endswith("contig") else "")
+            + (f", {step.tile}x{step.tile} tiles over the two innermost loops"
+               if step.tile else "")
+            + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread"))
+    kernel = Kernel("nest", _native.isa() if _native.available() else None,
+                    threads=threads, parallel_loop=split if threads > 1 else "none")
+    nest = NestDesc(step.engine, loops, step.row,
+                    ctx.d(row.labels) if row is not None else None, step.tile, split, threads,
+                    step.threads, step.bytes_moved, ctx.dtype.itemsize)
+    return Step(i, step.kind.value, what, engine="nest", a=ins[0],
+                b=ins[1] if len(ins) > 1 else None, inputs=ins, c=ctx.slot(step.dst),
+                roles=_role_rows(ctx, step), kernel=kernel, nest=nest,
+                cost=ctx.cost(pred, threads))
+
+
+def _role_rows(ctx, step) -> tuple:
+    """One row per (merged) loop, outer to inner."""
+    rows = []
+    for lp in step.loops:
+        notes = tuple(f"diagonal of slot {s}: the repeated strides summed (a view)"
+                      for s, lab in zip(step.inputs, step.in_labels)
+                      if set(lp.labels) & set(ctx.diag.get(s, "")) and set(lp.labels) & set(lab))
+        rows.append(RoleRow(ctx.d(lp.labels), int(lp.extent),
+                            "summed" if lp.reduces else "kept", int(lp.strides[0]),
+                            int(lp.strides[1]) if len(step.inputs) > 1 else None,
+                            int(lp.strides[-1]), None, len(lp.labels) > 1, notes))
+    return tuple(rows)
