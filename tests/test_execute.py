@@ -9,9 +9,13 @@ from einplan.api import einsum
 
 
 @pytest.fixture(autouse=True)
-def _kernel(monkeypatch):
-    if _native._kernels is None:  # compiled module not built: numpy oracle
-        monkeypatch.setattr(_native, "gemm", _native.gemm_reference)
+def _kernel():
+    if _native._kernels is not None:
+        yield
+        return
+    previous = _native.set_reference_gemm(_native.gemm_reference)   # no build: numpy oracle
+    yield
+    _native.set_reference_gemm(previous)
 
 
 def rand(shape, dtype=np.float64, seed=0):
