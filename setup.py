@@ -26,13 +26,13 @@ KERNEL_DIR = "cython_kernels"
 # One table of C sources: the framework (ISA-free), the portable kernels, and
 # the x86 kernels (one file per ISA x dtype, each with its own target pragma).
 C_SOURCES = [
-    "ep_copy.c", "ep_dispatch.c", "ep_gemm.c", "ep_nest.c", "ep_pack.c", "ep_small.c",
+    "ep_copy.c", "ep_dispatch.c", "ep_gemm.c", "ep_nest.c", "ep_gemv.c", "ep_pack.c",
     "ep_threads.c",
     "ukr/ep_ukr_ref.c",
 ]
 X86_SOURCES = [
     "ukr/ep_ukr_avx2_d6x8.c", "ukr/ep_ukr_avx2_s6x16.c",
-    "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c", "ep_pack_avx2.c",
+    "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c", "isa/ep_pack_avx2.c",
 ]
 if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
     C_SOURCES += X86_SOURCES
@@ -72,7 +72,7 @@ extensions = [
         "einplan._kernels",
         sources=[f"{KERNEL_DIR}/_kernels.pyx"] + [f"{KERNEL_DIR}/{s}" for s in C_SOURCES],
         # headers too: an edited template (ep_copy_simd.h, ...) rebuilds
-        depends=sorted(glob.glob(f"{KERNEL_DIR}/*.h") + glob.glob(f"{KERNEL_DIR}/ukr/*.h")),
+        depends=sorted(glob.glob(f"{KERNEL_DIR}/*.h") + glob.glob(f"{KERNEL_DIR}/ukr/*.h") + glob.glob(f"{KERNEL_DIR}/isa/*.h")),
         include_dirs=[KERNEL_DIR, numpy.get_include()],
         extra_compile_args=BASE_CFLAGS + OMP + SAN_FLAGS,
         extra_link_args=OMP + SAN_FLAGS[:1],

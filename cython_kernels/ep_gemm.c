@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "ep_api.h"
 #include "ep_pack.h"
-#include "ep_small.h"
+#include "ep_gemv.h"
 #include "ukr/ep_ukr.h"
 #include "ep_omp.h"
 #ifdef _OPENMP

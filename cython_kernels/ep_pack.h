@@ -69,7 +69,7 @@ void ep_dpack_b_1m(int NR, ep_dim_t nc, ep_dim_t kc, const double *b,
                    const ep_inc_t *noff, const ep_inc_t *koff, int cplx,
                    ep_dim_t p0, ep_dim_t p1, double *bp);
 
-// The transposing inner loop (ep_pack_avx2.c, x86 only): dst[p * ld + i] =
+// The transposing inner loop (isa/ep_pack_avx2.c, x86 only): dst[p * ld + i] =
 // r[i][p] for the 8 (float) / 4 (double) rows r, each contiguous along k.
 void ep_spack_t8_avx2(const float *const *r, ep_dim_t kc, float *dst,
                       ep_inc_t ld);

@@ -3,7 +3,7 @@
 
 // dst[p * width + i] = x[rows[i] + p] for i < nrows, p < kc: rows that
 // are contiguous along k, packed through register transposes of EP_TGROUP
-// rows (ep_pack_avx2.c), leftover rows one at a time.
+// rows (isa/ep_pack_avx2.c), leftover rows one at a time.
 static void EP_PFX(pack_t)(int width, int nrows, ep_dim_t kc, const T *x,
                            const ep_inc_t *rows, T *dst)
 {

@@ -1,6 +1,6 @@
-// ep_small.c -- the no-pack paths: GEMV (m == 1 or n == 1), where every
+// ep_gemv.c -- the GEMV path (m == 1 or n == 1), where every
 // element of the matrix is used once and packing would only add traffic.
-#include "ep_small.h"
+#include "ep_gemv.h"
 #include "ep_pack.h"
 
 #define T float
@@ -8,7 +8,7 @@
 #define DOT4 sdot4
 #define DOT1 sdot1
 #define AXPY saxpy
-#include "ep_small_template.h"
+#include "ep_gemv_template.h"
 #undef T
 #undef EP_PFX
 #undef DOT4
@@ -20,7 +20,7 @@
 #define DOT4 ddot4
 #define DOT1 ddot1
 #define AXPY daxpy
-#include "ep_small_template.h"
+#include "ep_gemv_template.h"
 #undef T
 #undef EP_PFX
 #undef DOT4

@@ -1,6 +1,6 @@
-// ep_small.h -- no-pack paths (ep_small.c).
-#ifndef EP_SMALL_H
-#define EP_SMALL_H
+// ep_gemv.h -- the GEMV path, m == 1 or n == 1 (ep_gemv.c).
+#ifndef EP_GEMV_H
+#define EP_GEMV_H
 
 #include "ep_api.h"
 #include "ukr/ep_ukr.h"
