@@ -23,11 +23,17 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNEL_DIR = "cython_kernels"
-# One table of C sources: the framework (ISA-free), the portable kernels, and
-# the x86 kernels (one file per ISA x dtype, each with its own target pragma).
+# One table of C sources: the framework (ISA-free), the portable kernels and
+# the kernel registry, and the x86 code (one file per ISA x dtype, each with
+# its own target pragma).
 C_SOURCES = [
-    "ep_copy.c", "ep_dispatch.c", "ep_gemm.c", "ep_nest.c", "ep_gemv.c", "ep_pack.c",
-    "ep_threads.c",
+    # the machine and the threads
+    "ep_cpu.c", "ep_dispatch.c", "ep_threads.c",
+    # the GEMM: blocking, workspace, schedule, packing, the three paths
+    "ep_blocking.c", "ep_workspace.c", "ep_schedule.c", "ep_pack.c",
+    "ep_gemm.c", "ep_gemv.c", "ep_smm.c",
+    # the loop-nest engine and the permutation copy
+    "ep_nest.c", "ep_copy.c",
     "ukr/ep_ukr_ref.c",
 ]
 X86_SOURCES = [

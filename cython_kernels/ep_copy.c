@@ -88,7 +88,7 @@
 // Threads below this many bytes moved (read + written) cost more than they
 // save.  Zen 4, 2026-11-21, forced 2 threads vs 1 (the team already up):
 // 128 KiB moved 0.89-1.08x, 256 KiB 1.10-1.19x, 1 MiB 1.6-1.9x; a team
-// woken from sleep costs more (~10-15 us, ep_gemm.c).
+// woken from sleep costs more (~10-15 us, ep_schedule.c).
 #define EP_COPY_MIN_PARALLEL_BYTES (256 << 10)
 // Each thread gets at least this many units, so equal ranges of units are
 // equal work within ~1/8.

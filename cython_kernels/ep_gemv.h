@@ -11,8 +11,9 @@
 #define EP_GEMV_KB 4096
 #define EP_GEMV_DOT4_MIN_K 2048
 
-void ep_gemv_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u, int n_is_one,
-                ep_inc_t oa, ep_inc_t ob, ep_inc_t oc, ep_dim_t j_begin,
-                ep_dim_t j_end);
+// The GEMV path of ep_gemm (m == 1 or n == 1) as the schedule says:
+// threads over batches (EP_LOOP_BATCH) or over blocks of the output vector.
+void ep_gemv_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                 const ep_schedule_t *s);
 
 #endif

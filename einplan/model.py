@@ -279,11 +279,11 @@ def _calibrate() -> Machine:
                    int(c["l1d"]), int(c["l2"]), int(c["l3"]))
 
 
-# -- the schedule ep_gemm.c runs, and its price ----------------------------------
+# -- the schedule ep_gemm runs (ep_schedule.c), and its price ---------------------
 
 @dataclass(frozen=True)
 class GemmSchedule:
-    """Blocking and threading ep_gemm() applies to one call (mirrors ep_gemm.c)."""
+    """Blocking and threading ep_gemm() applies to one call (mirrors ep_schedule.c)."""
     M: int
     N: int
     K: int

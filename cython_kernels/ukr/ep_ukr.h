@@ -101,4 +101,7 @@ extern const ep_ukr_set_t ep_ukr_set_generic;
 extern const ep_ukr_set_t ep_ukr_set_avx2;
 extern const ep_ukr_set_t ep_ukr_set_avx512;
 
+// The set in use (ep_dispatch.c): the best the CPU runs, or EINPLAN_ISA's.
+const ep_ukr_set_t *ep_ukr_set(void);
+
 #endif
