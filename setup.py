@@ -34,7 +34,7 @@ C_SOURCES = [
     "ep_gemm.c", "ep_gemv.c", "ep_smm.c",
     # the loop-nest engine and the permutation copy
     "ep_nest.c", "ep_copy.c",
-    "ukr/ep_ukr_ref.c",
+    "ukr/ep_ukr_ref.c", "ukr/ep_ukr_registry.c",
 ]
 X86_SOURCES = [
     "ukr/ep_ukr_avx2_d6x8.c", "ukr/ep_ukr_avx2_s6x16.c",

@@ -3,7 +3,7 @@
 // BLIS haswell/zen3 shape).
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_dgemm_ukr_avx2_6x8
 #define UKR_T double

@@ -2,7 +2,7 @@
 // BLIS haswell/zen3 shape.
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_sgemm_ukr_avx2_6x16
 #define UKR_T float

@@ -5,7 +5,7 @@
 // harness timing candidate tiles, AMD EPYC Zen 4, 2026-11-21).
 #pragma GCC target("avx512f,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_dgemm_ukr_avx512_8x24
 #define UKR_T double

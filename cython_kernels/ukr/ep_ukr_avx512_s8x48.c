@@ -2,7 +2,7 @@
 // Same register map as the f64 8x24 kernel with 16 lanes per zmm.
 #pragma GCC target("avx512f,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_sgemm_ukr_avx512_8x48
 #define UKR_T float
