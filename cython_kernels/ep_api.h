@@ -109,9 +109,6 @@ void ep_copy_schedule(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
 ep_status_t ep_copy_ex(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
                        const ep_inc_t *d_st, int itemsize, const void *src,
                        void *dst, const ep_copy_opts_t *opt);
-ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
-                    const ep_inc_t *d_st, int itemsize, const void *src,
-                    void *dst);
 
 // Blocking sizes used for a dtype with the current ISA.
 ep_blocking_t ep_blocking(ep_dtype_t dtype);
@@ -127,7 +124,7 @@ int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
                const void *a, const void *b, void *c, ep_inc_t rs_c,
                ep_inc_t cs_c, double alpha, double beta);
 
-// Caches in bytes as read from the system (0 if unknown).
+// Caches in bytes as read from the system (ep_cpu.c; 0 if unknown).
 void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);
 
 // Threads (ep_threads.c).

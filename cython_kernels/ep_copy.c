@@ -568,10 +568,3 @@ ep_status_t ep_copy_ex(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
     }
     return EP_OK;
 }
-
-ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
-                    const ep_inc_t *d_st, int itemsize, const void *src,
-                    void *dst)
-{
-    return ep_copy_ex(ndim, extent, s_st, d_st, itemsize, src, dst, NULL);
-}

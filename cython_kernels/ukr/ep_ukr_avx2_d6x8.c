@@ -13,7 +13,6 @@
 #define VL 4
 #define V_ZERO() _mm256_setzero_pd()
 #define V_SET1(x) _mm256_set1_pd(x)
-#define V_LOAD(p) _mm256_load_pd(p)
 #define V_LOADU(p) _mm256_loadu_pd(p)
 #define V_STOREU(p, v) _mm256_storeu_pd(p, v)
 #define V_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)

@@ -12,7 +12,6 @@
 #define VL 8
 #define V_ZERO() _mm256_setzero_ps()
 #define V_SET1(x) _mm256_set1_ps(x)
-#define V_LOAD(p) _mm256_load_ps(p)
 #define V_LOADU(p) _mm256_loadu_ps(p)
 #define V_STOREU(p, v) _mm256_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)

@@ -15,7 +15,6 @@
 #define VL 8
 #define V_ZERO() _mm512_setzero_pd()
 #define V_SET1(x) _mm512_set1_pd(x)
-#define V_LOAD(p) _mm512_load_pd(p)
 #define V_LOADU(p) _mm512_loadu_pd(p)
 #define V_STOREU(p, v) _mm512_storeu_pd(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)

@@ -12,7 +12,6 @@
 #define VL 16
 #define V_ZERO() _mm512_setzero_ps()
 #define V_SET1(x) _mm512_set1_ps(x)
-#define V_LOAD(p) _mm512_load_ps(p)
 #define V_LOADU(p) _mm512_loadu_ps(p)
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
