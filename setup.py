@@ -38,7 +38,8 @@ C_SOURCES = [
 ]
 X86_SOURCES = [
     "ukr/ep_ukr_avx2_d6x8.c", "ukr/ep_ukr_avx2_s6x16.c",
-    "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c", "isa/ep_pack_avx2.c",
+    "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c",
+    "isa/ep_pack_avx2.c", "isa/ep_copy_avx2.c", "isa/ep_copy_avx512.c",
 ]
 if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
     C_SOURCES += X86_SOURCES
