@@ -1,4 +1,5 @@
-"""Shared pytest setup: hypothesis profiles and the thread-count fixtures.
+"""Shared pytest setup: hypothesis profiles, the thread-count fixtures and the
+kernel-or-oracle fixture.
 
 Select with the environment variable HYPOTHESIS_PROFILE (default "ci"):
 
@@ -44,3 +45,17 @@ def restore_threads():
 def one_thread(restore_threads):
     """Kernel tests that are about one thread (test_threads.py covers more)."""
     einplan.set_num_threads(1)
+
+
+@pytest.fixture
+def oracle_without_build():
+    """Plans run on the numpy oracle (_native.gemm_reference) when the
+    compiled kernels are not built, so the planner and executor tests still
+    check results there; with a build, on the kernels."""
+    from einplan import _native
+    if _native._kernels is not None:
+        yield
+        return
+    previous = _native.set_reference_gemm(_native.gemm_reference)
+    yield
+    _native.set_reference_gemm(previous)

@@ -4,18 +4,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from einplan import _native
 from einplan.api import einsum
 
 
-@pytest.fixture(autouse=True)
-def _kernel():
-    if _native._kernels is not None:
-        yield
-        return
-    previous = _native.set_reference_gemm(_native.gemm_reference)   # no build: numpy oracle
-    yield
-    _native.set_reference_gemm(previous)
+pytestmark = pytest.mark.usefixtures("oracle_without_build")
 
 
 def rand(shape, dtype=np.float64, seed=0):

@@ -13,14 +13,7 @@ from einplan.planner import Options, make_plan
 from einplan.spec import parse_spec
 
 
-@pytest.fixture(autouse=True)
-def _kernel():
-    if _native._kernels is not None:
-        yield
-        return
-    previous = _native.set_reference_gemm(_native.gemm_reference)   # no build: numpy oracle
-    yield
-    _native.set_reference_gemm(previous)
+pytestmark = pytest.mark.usefixtures("oracle_without_build")
 
 
 def plan_for(subscripts, *ops, out=None, gemm_only=False, **opts):
