@@ -8,7 +8,8 @@
 ISA-specific code is never compiled for the build machine's own CPU (no
 native-arch flag): each micro-kernel file under cython_kernels/ukr/ carries its
 own `#pragma GCC target(...)`, and the kernel set is chosen at run time by CPU
-feature bits (ep_dispatch.c).
+feature bits (ep_dispatch.c); the other ISA-specific files (cython_kernels/isa/)
+do the same.
 """
 import glob
 import os
@@ -78,7 +79,7 @@ extensions = [
     Extension(
         "einplan._kernels",
         sources=[f"{KERNEL_DIR}/_kernels.pyx"] + [f"{KERNEL_DIR}/{s}" for s in C_SOURCES],
-        # headers too: an edited template (ep_copy_simd.h, ...) rebuilds
+        # headers too: an edited template (isa/ep_copy_simd.h, ...) rebuilds
         depends=sorted(glob.glob(f"{KERNEL_DIR}/*.h") + glob.glob(f"{KERNEL_DIR}/ukr/*.h") + glob.glob(f"{KERNEL_DIR}/isa/*.h")),
         include_dirs=[KERNEL_DIR, numpy.get_include()],
         extra_compile_args=BASE_CFLAGS + OMP + SAN_FLAGS,

@@ -53,8 +53,9 @@ typedef struct {
 // conjugate an operand inside B's packing.
 enum { EP_CPLX_1M = 1, EP_CPLX_CONJ_A = 2, EP_CPLX_CONJ_B = 4 };
 
-// What ep_gemm will do with a descriptor: which path, how many threads over
-// which loop, which blocking.  ep_gemm runs exactly this; explain prints it.
+// What ep_gemm will do with a descriptor (ep_schedule.c): which path, how
+// many threads over which loop, which blocking.  ep_gemm runs exactly this;
+// explain prints it.
 typedef enum { EP_PATH_EMPTY = 0, EP_PATH_GEMM = 1, EP_PATH_GEMV = 2,
                EP_PATH_SMM = 3 } ep_path_t;
 typedef enum { EP_LOOP_NONE = 0, EP_LOOP_BATCH = 1, EP_LOOP_M = 2,
