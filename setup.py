@@ -8,7 +8,8 @@
 ISA-specific code is never compiled for the build machine's own CPU (no
 native-arch flag): each micro-kernel file under cython_kernels/ukr/ carries its
 own `#pragma GCC target(...)`, and the kernel set is chosen at run time by CPU
-feature bits (ep_dispatch.c).
+feature bits (ep_dispatch.c); the other ISA-specific files (cython_kernels/isa/)
+do the same.
 """
 import glob
 import os
@@ -23,16 +24,23 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNEL_DIR = "cython_kernels"
-# One table of C sources: the framework (ISA-free), the portable kernels, and
-# the x86 kernels (one file per ISA x dtype, each with its own target pragma).
+# One table of C sources: the framework (ISA-free), the portable kernels and
+# the kernel registry, and the x86 code (one file per ISA x dtype, each with
+# its own target pragma).
 C_SOURCES = [
-    "ep_copy.c", "ep_dispatch.c", "ep_gemm.c", "ep_nest.c", "ep_pack.c", "ep_small.c",
-    "ep_threads.c",
-    "ukr/ep_ukr_ref.c",
+    # the machine and the threads
+    "ep_cpu.c", "ep_dispatch.c", "ep_threads.c",
+    # the GEMM: blocking, workspace, schedule, packing, the three paths
+    "ep_blocking.c", "ep_workspace.c", "ep_schedule.c", "ep_pack.c",
+    "ep_gemm.c", "ep_gemv.c", "ep_smm.c",
+    # the loop-nest engine and the permutation copy
+    "ep_nest.c", "ep_copy.c",
+    "ukr/ep_ukr_ref.c", "ukr/ep_ukr_registry.c",
 ]
 X86_SOURCES = [
     "ukr/ep_ukr_avx2_d6x8.c", "ukr/ep_ukr_avx2_s6x16.c",
-    "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c", "ep_pack_avx2.c",
+    "ukr/ep_ukr_avx512_d8x24.c", "ukr/ep_ukr_avx512_s8x48.c",
+    "isa/ep_pack_avx2.c", "isa/ep_copy_avx2.c", "isa/ep_copy_avx512.c",
 ]
 if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
     C_SOURCES += X86_SOURCES
@@ -71,8 +79,8 @@ extensions = [
     Extension(
         "einplan._kernels",
         sources=[f"{KERNEL_DIR}/_kernels.pyx"] + [f"{KERNEL_DIR}/{s}" for s in C_SOURCES],
-        # headers too: an edited template (ep_copy_simd.h, ...) rebuilds
-        depends=sorted(glob.glob(f"{KERNEL_DIR}/*.h") + glob.glob(f"{KERNEL_DIR}/ukr/*.h")),
+        # headers too: an edited template (isa/ep_copy_simd.h, ...) rebuilds
+        depends=sorted(glob.glob(f"{KERNEL_DIR}/*.h") + glob.glob(f"{KERNEL_DIR}/ukr/*.h") + glob.glob(f"{KERNEL_DIR}/isa/*.h")),
         include_dirs=[KERNEL_DIR, numpy.get_include()],
         extra_compile_args=BASE_CFLAGS + OMP + SAN_FLAGS,
         extra_link_args=OMP + SAN_FLAGS[:1],

@@ -53,8 +53,9 @@ typedef struct {
 // conjugate an operand inside B's packing.
 enum { EP_CPLX_1M = 1, EP_CPLX_CONJ_A = 2, EP_CPLX_CONJ_B = 4 };
 
-// What ep_gemm will do with a descriptor: which path, how many threads over
-// which loop, which blocking.  ep_gemm runs exactly this; explain prints it.
+// What ep_gemm will do with a descriptor (ep_schedule.c): which path, how
+// many threads over which loop, which blocking.  ep_gemm runs exactly this;
+// explain prints it.
 typedef enum { EP_PATH_EMPTY = 0, EP_PATH_GEMM = 1, EP_PATH_GEMV = 2,
                EP_PATH_SMM = 3 } ep_path_t;
 typedef enum { EP_LOOP_NONE = 0, EP_LOOP_BATCH = 1, EP_LOOP_M = 2,
@@ -109,9 +110,6 @@ void ep_copy_schedule(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
 ep_status_t ep_copy_ex(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
                        const ep_inc_t *d_st, int itemsize, const void *src,
                        void *dst, const ep_copy_opts_t *opt);
-ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
-                    const ep_inc_t *d_st, int itemsize, const void *src,
-                    void *dst);
 
 // Blocking sizes used for a dtype with the current ISA.
 ep_blocking_t ep_blocking(ep_dtype_t dtype);
@@ -127,7 +125,7 @@ int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
                const void *a, const void *b, void *c, ep_inc_t rs_c,
                ep_inc_t cs_c, double alpha, double beta);
 
-// Caches in bytes as read from the system (0 if unknown).
+// Caches in bytes as read from the system (ep_cpu.c; 0 if unknown).
 void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);
 
 // Threads (ep_threads.c).

@@ -14,7 +14,7 @@
 //    INTERLEAVE / TRANSPOSE  the same tile in SIMD registers (AVX2,
 //               AVX-512; 4- and 8-byte elements) when I has unit dst stride
 //               and B unit src stride: R rows of B transposed by log2(R)
-//               rounds of 2-way zips (ep_copy_simd.h).  TRANSPOSE: VL x VL
+//               rounds of 2-way zips (isa/ep_copy_simd.h).  TRANSPOSE: VL x VL
 //               tiles, dst rows anywhere.  INTERLEAVE: I has R < VL
 //               elements (R a power of two) and the (B, I) block is
 //               contiguous in dst, so R src rows zip into whole vectors.
@@ -29,12 +29,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ep_api.h"
+#include "ep_copy.h"
+#include "ep_cpu.h"
 #include "ep_omp.h"
 #include "ukr/ep_ukr.h"
-#if defined(__x86_64__) || defined(_M_X64)
-#include <immintrin.h>
-#define EP_COPY_X86 1
+#ifdef EP_COPY_X86
+#include <immintrin.h>     // _mm_sfence (SSE2, every x86-64)
 #endif
 
 // Measured on AMD EPYC Zen 4 (2 cores, L3 32 MiB), 2026-11-21, the TVM
@@ -70,52 +70,15 @@
 #ifndef EP_COPY_EDGE_I
 #define EP_COPY_EDGE_I 8
 #endif
-// SIMD square tiles are walked in blocks of SQ_ROWS (dst-inner) x SQ_COLS
-// (src-inner) elements.  Zen 4, 2026-11-21, 1 thread, ratio to torch
-// copy_(permute) for f32 'ij->ji' 1024^2 / 4096^2 / 1000x3000, f64 2048^2,
-// f32 'nchw->nhwc' / 'nhwc->nchw' (32,64,56,56):
-//   32 x 32:   1.29 2.12 1.18 2.71 0.87 1.15
-//   64 x 64:   1.81 2.50 1.41 2.59 1.17 1.27
-//   128 x 128: 1.40 2.72 1.54 3.07 1.25 1.30
-//   32 x 256:  1.61 2.74 1.87 2.96 1.32 1.18   (32 x 1024 and 64 x 256 alike)
-#ifndef EP_COPY_SQ_ROWS
-#define EP_COPY_SQ_ROWS 32
-#endif
-#ifndef EP_COPY_SQ_COLS
-#define EP_COPY_SQ_COLS 256
-#endif
 #define EP_COPY_RUN_MIN_BYTES 256    // shorter runs go through TILE
 // Threads below this many bytes moved (read + written) cost more than they
 // save.  Zen 4, 2026-11-21, forced 2 threads vs 1 (the team already up):
 // 128 KiB moved 0.89-1.08x, 256 KiB 1.10-1.19x, 1 MiB 1.6-1.9x; a team
-// woken from sleep costs more (~10-15 us, ep_gemm.c).
+// woken from sleep costs more (~10-15 us, ep_schedule.c).
 #define EP_COPY_MIN_PARALLEL_BYTES (256 << 10)
 // Each thread gets at least this many units, so equal ranges of units are
 // equal work within ~1/8.
 #define EP_COPY_UNITS_PER_THREAD 8
-
-typedef struct ep_copy_plan ep_copy_plan_t;
-typedef void (*ep_copy_fn)(const ep_copy_plan_t *p, const char *s, char *d,
-                           ep_dim_t cnt);
-
-// What ep_copy runs.  A unit of work is one index of the outer axes and one
-// block of the split axis (B for the tiles, I for RUN); units are numbered
-// outer index major, so a range of them is a stretch of dst in order.
-struct ep_copy_plan {
-    ep_copy_schedule_t sc;
-    int es;                              // element size in bytes
-    int nout;                            // outer axes, outer to inner
-    ep_dim_t on[EP_MAXDIM];
-    ep_inc_t os[EP_MAXDIM], od[EP_MAXDIM];   // their strides in bytes
-    ep_dim_t n0, n1;                     // extents of B and I
-    ep_inc_t s0, d0, s1, d1;             // their strides in elements
-    ep_dim_t nsplit, cb, nb;             // split axis: extent, block, blocks
-    ep_inc_t ss, sd;                     // split axis strides in bytes
-    ep_dim_t units;
-    int stream;
-    ep_copy_fn fn;
-    void (*stream_copy)(char *d, const char *s, size_t bytes);
-};
 
 // ------------------------------------------------------------ portable
 // A tile of n0 columns (B) by n1 rows (I): s[c*s0 + r*s1] -> d[c*d0 + r*d1].
@@ -178,129 +141,6 @@ static void ep_run(const ep_copy_plan_t *p, const char *s, char *d,
     else
         memcpy(d, s, bytes);
 }
-
-// ------------------------------------------------------------ x86 SIMD
-#ifdef EP_COPY_X86
-#define EP_T512 __attribute__((target("avx512f")))
-#define EP_T256 __attribute__((target("avx2")))
-
-// Non-temporal copy of a run: ordinary stores up to dst's first line
-// boundary and after its last, whole lines streamed between.
-static EP_T512 void ep_stream_copy_avx512(char *d, const char *s, size_t n)
-{
-    size_t head = (size_t)(-(uintptr_t)d) & 63;
-    if (head > n) head = n;
-    memcpy(d, s, head);
-    d += head, s += head, n -= head;
-    for (; n >= 64; n -= 64, d += 64, s += 64)
-        _mm512_stream_si512((void *)d, _mm512_loadu_si512((const void *)s));
-    memcpy(d, s, n);
-}
-
-static EP_T256 void ep_stream_copy_avx2(char *d, const char *s, size_t n)
-{
-    size_t head = (size_t)(-(uintptr_t)d) & 63;
-    if (head > n) head = n;
-    memcpy(d, s, head);
-    d += head, s += head, n -= head;
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-        _mm256_stream_si256((__m256i *)d, _mm256_loadu_si256((const __m256i *)s));
-        _mm256_stream_si256((__m256i *)(d + 32),
-                            _mm256_loadu_si256((const __m256i *)(s + 32)));
-    }
-    memcpy(d, s, n);
-}
-
-// AVX-512F, 16 x 4 bytes
-#define EP_CS(x) ep_cs512s_##x
-#define EP_CS_TGT EP_T512
-#define T float
-#define VEC __m512
-#define VL 16
-#define CS_MASK(n) ((__mmask16)((1u << (n)) - 1))
-#define CS_LOADU(p) _mm512_loadu_ps(p)
-#define CS_LOADN(p, n) _mm512_maskz_loadu_ps(CS_MASK(n), p)
-#define CS_STOREU(p, v) _mm512_storeu_ps(p, v)
-#define CS_STOREN(p, v, n) _mm512_mask_storeu_ps(p, CS_MASK(n), v)
-#define CS_STREAM(p, v) _mm512_stream_ps(p, v)
-#define CS_ZERO() _mm512_setzero_ps()
-#define CS_IL2(a, b, lo, hi) do {                                              \
-        const __m512i il_lo_ = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19,   \
-                                                 4, 20, 5, 21, 6, 22, 7, 23);  \
-        const __m512i il_hi_ = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, \
-                                                 12, 28, 13, 29, 14, 30, 15, 31); \
-        VEC a_ = (a), b_ = (b);                                                \
-        (lo) = _mm512_permutex2var_ps(a_, il_lo_, b_);                         \
-        (hi) = _mm512_permutex2var_ps(a_, il_hi_, b_);                         \
-    } while (0)
-#include "ep_copy_simd.h"      // undefines its parameters
-
-// AVX-512F, 8 x 8 bytes
-#define EP_CS(x) ep_cs512d_##x
-#define T double
-#define VEC __m512d
-#define VL 8
-#define CS_MASK(n) ((__mmask8)((1u << (n)) - 1))
-#define CS_LOADU(p) _mm512_loadu_pd(p)
-#define CS_LOADN(p, n) _mm512_maskz_loadu_pd(CS_MASK(n), p)
-#define CS_STOREU(p, v) _mm512_storeu_pd(p, v)
-#define CS_STOREN(p, v, n) _mm512_mask_storeu_pd(p, CS_MASK(n), v)
-#define CS_STREAM(p, v) _mm512_stream_pd(p, v)
-#define CS_ZERO() _mm512_setzero_pd()
-#define CS_IL2(a, b, lo, hi) do {                                              \
-        const __m512i il_lo_ = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);    \
-        const __m512i il_hi_ = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);  \
-        VEC a_ = (a), b_ = (b);                                                \
-        (lo) = _mm512_permutex2var_pd(a_, il_lo_, b_);                         \
-        (hi) = _mm512_permutex2var_pd(a_, il_hi_, b_);                         \
-    } while (0)
-#include "ep_copy_simd.h"      // undefines its parameters
-#undef EP_CS_TGT
-
-// AVX2, 8 x 4 bytes
-#define EP_CS(x) ep_cs256s_##x
-#define EP_CS_TGT EP_T256
-#define T float
-#define VEC __m256
-#define VL 8
-#define CS_MASK(n) _mm256_cmpgt_epi32(_mm256_set1_epi32(n),                   \
-                                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
-#define CS_LOADU(p) _mm256_loadu_ps(p)
-#define CS_LOADN(p, n) _mm256_maskload_ps(p, CS_MASK(n))
-#define CS_STOREU(p, v) _mm256_storeu_ps(p, v)
-#define CS_STOREN(p, v, n) _mm256_maskstore_ps(p, CS_MASK(n), v)
-#define CS_STREAM(p, v) _mm256_stream_ps(p, v)
-#define CS_ZERO() _mm256_setzero_ps()
-#define CS_IL2(a, b, lo, hi) do {                                              \
-        VEC a_ = (a), b_ = (b);                                                \
-        VEC l_ = _mm256_unpacklo_ps(a_, b_), h_ = _mm256_unpackhi_ps(a_, b_);  \
-        (lo) = _mm256_permute2f128_ps(l_, h_, 0x20);                           \
-        (hi) = _mm256_permute2f128_ps(l_, h_, 0x31);                           \
-    } while (0)
-#include "ep_copy_simd.h"      // undefines its parameters
-
-// AVX2, 4 x 8 bytes
-#define EP_CS(x) ep_cs256d_##x
-#define T double
-#define VEC __m256d
-#define VL 4
-#define CS_MASK(n) _mm256_cmpgt_epi64(_mm256_set1_epi64x(n),                  \
-                                      _mm256_setr_epi64x(0, 1, 2, 3))
-#define CS_LOADU(p) _mm256_loadu_pd(p)
-#define CS_LOADN(p, n) _mm256_maskload_pd(p, CS_MASK(n))
-#define CS_STOREU(p, v) _mm256_storeu_pd(p, v)
-#define CS_STOREN(p, v, n) _mm256_maskstore_pd(p, CS_MASK(n), v)
-#define CS_STREAM(p, v) _mm256_stream_pd(p, v)
-#define CS_ZERO() _mm256_setzero_pd()
-#define CS_IL2(a, b, lo, hi) do {                                              \
-        VEC a_ = (a), b_ = (b);                                                \
-        VEC l_ = _mm256_unpacklo_pd(a_, b_), h_ = _mm256_unpackhi_pd(a_, b_);  \
-        (lo) = _mm256_permute2f128_pd(l_, h_, 0x20);                           \
-        (hi) = _mm256_permute2f128_pd(l_, h_, 0x31);                           \
-    } while (0)
-#include "ep_copy_simd.h"      // undefines its parameters
-#undef EP_CS_TGT
-#endif  // EP_COPY_X86
 
 // ------------------------------------------------------------ the plan
 // Bytes of dst from which stores bypass the caches: half the L3 (sysfs),
@@ -567,11 +407,4 @@ ep_status_t ep_copy_ex(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
         ep_copy_fence(&p);
     }
     return EP_OK;
-}
-
-ep_status_t ep_copy(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
-                    const ep_inc_t *d_st, int itemsize, const void *src,
-                    void *dst)
-{
-    return ep_copy_ex(ndim, extent, s_st, d_st, itemsize, src, dst, NULL);
 }

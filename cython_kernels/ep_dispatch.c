@@ -1,45 +1,12 @@
-// ep_dispatch.c -- pick the micro-kernel set once, by CPU feature bits.
-//
-// CPUID says what the CPU implements; XGETBV says which register state the
-// OS saves on a context switch.  Both must agree before a kernel runs
-// (AVX needs XCR0 bits 1-2, AVX-512 also bits 5-7).  Vendor and family are
-// never looked at.  EINPLAN_ISA=avx512|avx2|generic forces a lower set (a
+// ep_dispatch.c -- pick the micro-kernel set once, by the CPU's feature
+// bits (ep_cpu.c).  EINPLAN_ISA=avx512|avx2|generic forces a lower set (a
 // higher one than the CPU supports is refused), EINPLAN_VERBOSE=1 logs the
 // choice on stderr.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ep_api.h"
+#include "ep_cpu.h"
 #include "ukr/ep_ukr.h"
-
-#if defined(__x86_64__) || defined(_M_X64)
-#include <cpuid.h>
-
-static uint64_t ep_xgetbv0(void)
-{
-    uint32_t eax, edx;
-    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
-    return ((uint64_t)edx << 32) | eax;
-}
-
-static int ep_detect_isa(void)
-{
-    unsigned int a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return EP_ISA_GENERIC;
-    int osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, fma = (c >> 12) & 1;
-    if (!osxsave || !avx) return EP_ISA_GENERIC;
-    uint64_t xcr0 = ep_xgetbv0();
-    if ((xcr0 & 0x6) != 0x6) return EP_ISA_GENERIC;       // XMM + YMM state
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return EP_ISA_GENERIC;
-    int avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
-    if (!(avx2 && fma)) return EP_ISA_GENERIC;
-    if (avx512f && (xcr0 & 0xe6) == 0xe6)                 // + opmask, ZMM
-        return EP_ISA_AVX512;
-    return EP_ISA_AVX2;
-}
-#else
-static int ep_detect_isa(void) { return EP_ISA_GENERIC; }
-#endif
 
 static int ep_best_isa = -1;     // what the machine supports
 static int ep_cur_isa = -1;      // what runs
@@ -56,7 +23,7 @@ static const ep_ukr_set_t *ep_sets[EP_ISA_COUNT] = {
 static void ep_dispatch_init(void)
 {
     if (ep_cur_isa >= 0) return;
-    ep_best_isa = ep_detect_isa();
+    ep_best_isa = ep_cpu_best_isa();
     ep_cur_isa = ep_best_isa;
     const char *force = getenv("EINPLAN_ISA");
     if (force && *force) {

@@ -1,6 +1,8 @@
-// ep_pack.c -- scatter vectors, block strides, and packing of A and B
-// (ep_pack.h has the contract).
+// ep_pack.c -- scatter vectors, block strides, packing of A and B, and B
+// packed once ahead of the calls (ep_pack.h and ep_api.h have the contracts).
+#include <stdlib.h>
 #include "ep_pack.h"
+#include "ep_blocking.h"
 #include "ukr/ep_ukr.h"
 
 void ep_scatter(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
@@ -103,3 +105,37 @@ void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
 #undef EP_PFX
 #undef EP_TGROUP
 #undef EP_TPACK
+
+// ------------------------------------------------------------ prepacked B
+ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *d)
+{
+    ep_blocking_t bk = ep_blocking(d->dtype);
+    ep_dim_t K = ep_group_size(&d->g->k), N = ep_group_size(&d->g->n);
+    ep_kn_blocks(&bk, K, N, d->cplx);
+    return ep_group_size(&d->g->batch) * ep_packed_b_batch_elems(&bk, K, N);
+}
+
+ep_status_t ep_pack_b_all(const ep_gemm_desc_t *d, void *buf)
+{
+    ep_blocking_t bk = ep_blocking(d->dtype);
+    ep_dim_t K = ep_group_size(&d->g->k), N = ep_group_size(&d->g->n);
+    ep_dim_t NB = ep_group_size(&d->g->batch);
+    if (K == 0 || N == 0 || NB == 0) return EP_OK;
+    ep_kn_blocks(&bk, K, N, d->cplx);
+    ep_dim_t per = ep_packed_b_batch_elems(&bk, K, N);
+    ep_inc_t *noff = malloc(sizeof(ep_inc_t) * (size_t)(2 * bk.nc + 1 + bk.kc));
+    if (!noff) return EP_ERR_NOMEM;
+    ep_inc_t *nbs = noff + bk.nc, *koff = nbs + bk.nc + 1;
+    for (ep_dim_t bi = 0; bi < NB; bi++) {
+        ep_inc_t oa, ob, oc;
+        ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+        if (d->dtype == EP_FLOAT32)
+            ep_spack_b_all(d, bk.nr, K, N, bk.kc, bk.nc, (const float *)d->b + ob,
+                           (float *)buf + bi * per, noff, nbs, koff);
+        else
+            ep_dpack_b_all(d, bk.nr, K, N, bk.kc, bk.nc, (const double *)d->b + ob,
+                           (double *)buf + bi * per, noff, nbs, koff);
+    }
+    free(noff);
+    return EP_OK;
+}

@@ -19,6 +19,34 @@
 // The block stride of an irregular micro-panel.
 #define EP_IRREGULAR INT64_MIN
 
+// Number of indices of a role group (1 for an empty group).
+static inline ep_dim_t ep_group_size(const ep_group_t *g)
+{
+    ep_dim_t n = 1;
+    for (int i = 0; i < g->ndim; i++) n *= g->extent[i];
+    return n;
+}
+
+// Offsets of batch index `bi` in A, B, C.
+static inline void ep_batch_offsets(const ep_group_t *g, ep_dim_t bi,
+                                    ep_inc_t *oa, ep_inc_t *ob, ep_inc_t *oc)
+{
+    if (g->ndim == 1) {      // the common merged batch: no division per GEMM
+        *oa = (ep_inc_t)bi * g->stride[EP_BATCH_A][0];
+        *ob = (ep_inc_t)bi * g->stride[EP_BATCH_B][0];
+        *oc = (ep_inc_t)bi * g->stride[EP_BATCH_C][0];
+        return;
+    }
+    *oa = *ob = *oc = 0;
+    for (int x = g->ndim - 1; x >= 0; x--) {
+        ep_dim_t i = bi % g->extent[x];
+        bi /= g->extent[x];
+        *oa += i * g->stride[EP_BATCH_A][x];
+        *ob += i * g->stride[EP_BATCH_B][x];
+        *oc += i * g->stride[EP_BATCH_C][x];
+    }
+}
+
 // off[t] = offset of linear index start + t of group g in operand op,
 // for 0 <= t < len (the last axis of the group varies fastest).
 void ep_scatter(const ep_group_t *g, int op, ep_dim_t start, ep_dim_t len,
@@ -69,7 +97,7 @@ void ep_dpack_b_1m(int NR, ep_dim_t nc, ep_dim_t kc, const double *b,
                    const ep_inc_t *noff, const ep_inc_t *koff, int cplx,
                    ep_dim_t p0, ep_dim_t p1, double *bp);
 
-// The transposing inner loop (ep_pack_avx2.c, x86 only): dst[p * ld + i] =
+// The transposing inner loop (isa/ep_pack_avx2.c, x86 only): dst[p * ld + i] =
 // r[i][p] for the 8 (float) / 4 (double) rows r, each contiguous along k.
 void ep_spack_t8_avx2(const float *const *r, ep_dim_t kc, float *dst,
                       ep_inc_t ld);

@@ -3,7 +3,7 @@
 
 // dst[p * width + i] = x[rows[i] + p] for i < nrows, p < kc: rows that
 // are contiguous along k, packed through register transposes of EP_TGROUP
-// rows (ep_pack_avx2.c), leftover rows one at a time.
+// rows (isa/ep_pack_avx2.c), leftover rows one at a time.
 static void EP_PFX(pack_t)(int width, int nrows, ep_dim_t kc, const T *x,
                            const ep_inc_t *rows, T *dst)
 {
@@ -190,6 +190,32 @@ void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
                 d1[j + 1] = sa * x[0];
             }
             for (int j = nr; j < NR; j++) d0[j] = d1[j] = 0;
+        }
+    }
+}
+
+// Pack every (jc, pc) block of one batch index of B into buf (one thread).
+static void EP_PFX(pack_b_all)(const ep_gemm_desc_t *d, int NR, ep_dim_t K,
+                               ep_dim_t N, ep_dim_t KC, ep_dim_t NC,
+                               const T *b, T *buf, ep_inc_t *noff,
+                               ep_inc_t *nbs, ep_inc_t *koff)
+{
+    for (ep_dim_t jc = 0; jc < N; jc += NC) {
+        ep_dim_t nc = N - jc < NC ? N - jc : NC;
+        ep_dim_t npanel = (nc + NR - 1) / NR;
+        ep_scatter(&d->g->n, EP_N_B, jc, nc, noff);
+        ep_block_strides(noff, nc, NR, nbs);
+        for (ep_dim_t pc = 0; pc < K; pc += KC) {
+            ep_dim_t kc = K - pc < KC ? K - pc : KC;
+            ep_scatter(&d->g->k, EP_K_B, pc, kc, koff);
+            if (d->cplx) {
+                EP_PFX(pack_b_1m)(NR, nc, kc, b, noff, koff, d->cplx, 0, npanel,
+                                  buf + EP_PACKED_B_BLOCK(jc, pc, NC, npanel, K, NR));
+                continue;
+            }
+            EP_PFX(pack_b)(NR, nc, kc, b, noff, nbs, koff,
+                           ep_regular_stride(koff, kc), 0, npanel,
+                           buf + EP_PACKED_B_BLOCK(jc, pc, NC, npanel, K, NR));
         }
     }
 }

@@ -14,8 +14,11 @@
     _native.py        the only importer of the compiled einplan._kernels
         |
         v
-    cython_kernels/   pack A / pack B from strided layout, BLIS five loops,
-                      SIMD micro-kernels chosen at run time (AVX-512, AVX2, C)
+    cython_kernels/   _kernels.pyx: checked bindings and einsum's hot path;
+                      ep_schedule.c: path, threads, blocking -> ep_gemm.c:
+                      pack A / pack B from strided layout, BLIS five loops,
+                      SIMD micro-kernels chosen at run time (ukr/: AVX-512,
+                      AVX2, C)
 
     explain/          the Plan that runs, as a report (model.py prices it):
       entry.py          operands or shapes -> the cached Plan -> Report

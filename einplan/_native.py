@@ -58,10 +58,45 @@ def _require():
     return _kernels
 
 
+# The GEMM that plan steps run instead of the compiled kernel, or None: the
+# switch below sets it (tests run plans on the numpy oracle or a counting
+# wrapper with it; so does a session without the compiled module).
+_reference_gemm = None
+
+
 def gemm(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
-    """Run the packed GEMM over groups of axes (see the module docstring)."""
+    """Run the GEMM over groups of axes (see the module docstring): the
+    packed kernel, or the GEMM set by ``set_reference_gemm``."""
+    if _reference_gemm is not None:
+        return _reference_gemm(A, B, C, m, n, k, batch, alpha, beta)
+    return compiled_gemm(A, B, C, m, n, k, batch, alpha, beta)
+
+
+def compiled_gemm(A, B, C, m, n, k, batch=(), alpha=1.0, beta=0.0):
+    """The packed kernel itself, whatever GEMM is set."""
     return _require().gemm(A, B, C, tuple(m), tuple(n), tuple(k), tuple(batch),
                            float(alpha), float(beta))
+
+
+def set_reference_gemm(fn):
+    """Run every GEMM of a plan through ``fn`` (``gemm``'s signature: the
+    numpy oracle ``gemm_reference``, a test's counting wrapper) instead of
+    the compiled kernel; None restores the kernel.  Returns the previous
+    setting.  Plans cached so far call the compiled descriptors directly,
+    so the plan caches are emptied; the ones made from now on call
+    ``gemm``.  A prepacked plan object made before keeps its kernel."""
+    global _reference_gemm
+    previous, _reference_gemm = _reference_gemm, fn
+    # the caches live in the modules above this one, which import it
+    from . import api, planner
+    planner.clear_cache()
+    api._fast.clear()
+    return previous
+
+
+def reference_gemm():
+    """The GEMM set by ``set_reference_gemm``, or None (the compiled kernel)."""
+    return _reference_gemm
 
 
 def prepare_gemm(dtype, m, n, k, batch=()):

@@ -26,15 +26,6 @@ from .operands import strided_empty
 from .plan import OUT, GemmStep, NestStep, ReduceStep
 
 
-_NATIVE_GEMM = _native.gemm
-
-
-def _gemm():
-    # looked up per call so tests (and a missing build) can swap in
-    # _native.gemm_reference
-    return _native.gemm
-
-
 def allocate(buffer, dtype) -> np.ndarray:
     """np.empty in ``buffer.order`` (outermost first), viewed in ``buffer.shape`` order."""
     base = np.empty(buffer.mem_shape, dtype=dtype)
@@ -77,8 +68,9 @@ def simple_runner(plan, with_out=False):
         return None
     if isinstance(step, NestStep):
         return _nest_runner(plan, step, with_out)
-    if not isinstance(step, GemmStep) or not step.one_call:
-        return None
+    if (not isinstance(step, GemmStep) or not step.one_call
+            or _native.reference_gemm() is not None):
+        return None   # the closures call the compiled descriptor directly
     gemm, a, b, dtype = step.native.run, step.a, step.b, np.dtype(plan.dtype)
 
     if with_out:
@@ -86,9 +78,8 @@ def simple_runner(plan, with_out=False):
 
         def run_out(operands, out):
             A, B = operands[a], operands[b]
-            if (_native.gemm is not _NATIVE_GEMM or may_share(out, A)
-                    or may_share(out, B)):
-                return run_plan(plan, operands, out)   # swapped kernel, overlap
+            if may_share(out, A) or may_share(out, B):
+                return run_plan(plan, operands, out)
             gemm(A, B, out)
             return out
         return run_out
@@ -97,8 +88,6 @@ def simple_runner(plan, with_out=False):
     scalar, empty = plan.scalar_result, np.empty
 
     def run(operands):
-        if _native.gemm is not _NATIVE_GEMM:   # a test swapped the kernel
-            return run_plan(plan, operands)
         C = empty(mem_shape, dtype)
         if perm is not None:
             C = C.transpose(perm)
@@ -296,10 +285,10 @@ def _run_nest(step, slots, target, dtype):
 
 def _step_gemm(step):
     """gemm(A, B, C, alpha, beta) for this step: the plan's validated
-    descriptor, unless a test has swapped _native.gemm for the reference."""
-    if step.native is not None and _native.gemm is _NATIVE_GEMM:
+    descriptor, or _native.gemm when a reference GEMM is set."""
+    if step.native is not None and _native.reference_gemm() is None:
         return step.native
-    gemm, groups = _gemm(), step.groups()
+    gemm, groups = _native.gemm, step.groups()
     return lambda A, B, C, alpha, beta: gemm(A, B, C, *groups, alpha, beta)
 
 

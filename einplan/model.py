@@ -50,7 +50,7 @@ Predicted time of one packed GEMM step (``predict_gemm``)::
     t_overhead = 4 us per call (plan lookup, Python, thread team wake-up)
                  + 0.5 us per GEMM of a batch loop
 
-m == 1 or n == 1 runs ep_gemm's no-pack GEMV path (ep_small.c): priced as
+m == 1 or n == 1 runs ep_gemm's no-pack GEMV path (ep_gemv.c): priced as
 max(flops / (peak x 0.5), bytes / bandwidth) + overhead, nothing packed.
 
 The model is deliberately coarse: the slow test in tests/test_explain.py
@@ -279,11 +279,11 @@ def _calibrate() -> Machine:
                    int(c["l1d"]), int(c["l2"]), int(c["l3"]))
 
 
-# -- the schedule ep_gemm.c runs, and its price ----------------------------------
+# -- the schedule ep_gemm runs (ep_schedule.c), and its price ---------------------
 
 @dataclass(frozen=True)
 class GemmSchedule:
-    """Blocking and threading ep_gemm() applies to one call (mirrors ep_gemm.c)."""
+    """Blocking and threading ep_gemm() applies to one call (mirrors ep_schedule.c)."""
     M: int
     N: int
     K: int

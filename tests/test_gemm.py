@@ -390,7 +390,7 @@ def test_unaligned_operands_never_crash():
 # ------------------------------------------------------------ m == 1 / n == 1
 # The GEMV path (no packing): dot products when the matrix is contiguous
 # along k, axpy when it is contiguous along the output, a gather otherwise;
-# output blocks of 256 and k blocks of 4096 (ep_small.h), under every ISA.
+# output blocks of 256 and k blocks of 4096 (ep_gemv.h), under every ISA.
 
 GEMV_J = [1, 3, 4, 5, 256, 257, 600]
 GEMV_K = [1, 9, 300, 4097]

@@ -355,24 +355,26 @@ def _counting_reference(calls):
     ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)], np.float64),
     ("ij,jk->ik", [(5, 4), (4, 6)], np.complex128),
 ])
-def test_reference_gemm_swapped_in(monkeypatch, subs, shapes, dtype):
-    """With _native.gemm swapped for the reference, the slow path and the hot
-    path both route through it and give right answers."""
+def test_reference_gemm_swapped_in(subs, shapes, dtype):
+    """With a reference GEMM set (_native.set_reference_gemm), the slow path
+    and the hot path both route through it and give right answers."""
     rng = np.random.default_rng(12)
     ops = [_rand(rng, s, dtype) for s in shapes]
     ref = np.einsum(subs, *ops)
     # a plan cached before the swap must not keep running the compiled kernel
     _same(einplan.einsum(subs, *ops), ref)
     calls = []
-    monkeypatch.setattr(_native, "gemm", _counting_reference(calls))
-    for _ in range(3):
-        ops = [_rand(rng, s, dtype) for s in shapes]
-        before = len(calls)
-        _same(einplan.einsum(subs, *ops), np.einsum(subs, *ops))
-        uses_gemm = any("gemm" in type(s).__name__.lower() for s in _plan_steps(subs, ops))
-        if uses_gemm:
-            assert len(calls) > before, "the hot path ran the compiled kernel, not _native.gemm"
-    monkeypatch.undo()
+    previous = _native.set_reference_gemm(_counting_reference(calls))
+    try:
+        for _ in range(3):
+            ops = [_rand(rng, s, dtype) for s in shapes]
+            before = len(calls)
+            _same(einplan.einsum(subs, *ops), np.einsum(subs, *ops))
+            uses_gemm = any("gemm" in type(s).__name__.lower() for s in _plan_steps(subs, ops))
+            if uses_gemm:
+                assert len(calls) > before, "the hot path ran the compiled kernel, not the reference"
+    finally:
+        _native.set_reference_gemm(previous)
     _same(einplan.einsum(subs, *ops), np.einsum(subs, *ops))
 
 
@@ -384,13 +386,16 @@ def _plan_steps(subs, ops):
     return () if plan.fallback is not None else plan.steps
 
 
-def test_reference_gemm_swapped_in_before_first_call(monkeypatch):
+def test_reference_gemm_swapped_in_before_first_call():
     calls = []
-    monkeypatch.setattr(_native, "gemm", _counting_reference(calls))
-    rng = np.random.default_rng(13)
-    for _ in range(3):
-        a, b = _rand(rng, (7, 6)), _rand(rng, (6, 9))
-        _same(einplan.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b))
+    previous = _native.set_reference_gemm(_counting_reference(calls))
+    try:
+        rng = np.random.default_rng(13)
+        for _ in range(3):
+            a, b = _rand(rng, (7, 6)), _rand(rng, (6, 9))
+            _same(einplan.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b))
+    finally:
+        _native.set_reference_gemm(previous)
     assert len(calls) >= 3
 
 

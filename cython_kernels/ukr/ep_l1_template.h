@@ -1,4 +1,4 @@
-// ep_l1_template.h -- the level-1 kernels of the GEMV path (ep_small.c),
+// ep_l1_template.h -- the level-1 kernels of the GEMV path (ep_gemv.c),
 // written once with the same vector macros as ep_ukr_template.h (plus
 // V_ADD) and included by each ep_ukr_<isa>_<dt>*.c after its micro-kernel,
 // with EP_L1(x) naming the functions.

@@ -89,7 +89,7 @@ typedef struct {
     // the L1d size); 0 where B streaming from L2 keeps up (any k)
     int smm_l1_cols_s, smm_l1_cols_d;
     // the most rows of C for which the packed path reads full B panels in
-    // place instead of packing them (ep_gemm.c: EP_DIRECT_B)
+    // place instead of packing them (ep_schedule.c has the measurements)
     int direct_b_max_m_s, direct_b_max_m_d;
 } ep_ukr_set_t;
 
@@ -100,5 +100,8 @@ typedef struct {
 extern const ep_ukr_set_t ep_ukr_set_generic;
 extern const ep_ukr_set_t ep_ukr_set_avx2;
 extern const ep_ukr_set_t ep_ukr_set_avx512;
+
+// The set in use (ep_dispatch.c): the best the CPU runs, or EINPLAN_ISA's.
+const ep_ukr_set_t *ep_ukr_set(void);
 
 #endif

@@ -3,7 +3,7 @@
 // BLIS haswell/zen3 shape).
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_dgemm_ukr_avx2_6x8
 #define UKR_T double
@@ -13,7 +13,6 @@
 #define VL 4
 #define V_ZERO() _mm256_setzero_pd()
 #define V_SET1(x) _mm256_set1_pd(x)
-#define V_LOAD(p) _mm256_load_pd(p)
 #define V_LOADU(p) _mm256_loadu_pd(p)
 #define V_STOREU(p, v) _mm256_storeu_pd(p, v)
 #define V_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)

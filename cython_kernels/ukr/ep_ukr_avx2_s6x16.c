@@ -2,7 +2,7 @@
 // BLIS haswell/zen3 shape.
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_sgemm_ukr_avx2_6x16
 #define UKR_T float
@@ -12,7 +12,6 @@
 #define VL 8
 #define V_ZERO() _mm256_setzero_ps()
 #define V_SET1(x) _mm256_set1_ps(x)
-#define V_LOAD(p) _mm256_load_ps(p)
 #define V_LOADU(p) _mm256_loadu_ps(p)
 #define V_STOREU(p, v) _mm256_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)

@@ -5,7 +5,7 @@
 // harness timing candidate tiles, AMD EPYC Zen 4, 2026-11-21).
 #pragma GCC target("avx512f,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_dgemm_ukr_avx512_8x24
 #define UKR_T double
@@ -15,7 +15,6 @@
 #define VL 8
 #define V_ZERO() _mm512_setzero_pd()
 #define V_SET1(x) _mm512_set1_pd(x)
-#define V_LOAD(p) _mm512_load_pd(p)
 #define V_LOADU(p) _mm512_loadu_pd(p)
 #define V_STOREU(p, v) _mm512_storeu_pd(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)

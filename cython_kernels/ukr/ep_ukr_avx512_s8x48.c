@@ -2,7 +2,7 @@
 // Same register map as the f64 8x24 kernel with 16 lanes per zmm.
 #pragma GCC target("avx512f,fma")
 #include <immintrin.h>
-#include "ep_ukr.h"
+#include "ep_ukr_kernels.h"
 
 #define UKR_NAME ep_sgemm_ukr_avx512_8x48
 #define UKR_T float
@@ -12,7 +12,6 @@
 #define VL 16
 #define V_ZERO() _mm512_setzero_ps()
 #define V_SET1(x) _mm512_set1_ps(x)
-#define V_LOAD(p) _mm512_load_ps(p)
 #define V_LOADU(p) _mm512_loadu_ps(p)
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)

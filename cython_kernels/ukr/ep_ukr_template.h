@@ -5,7 +5,7 @@
 //   UKR_T               element type (float / double)
 //   UKR_MR, UKR_NV      tile rows; vectors per tile row (NR = NV * VL)
 //   VEC, VL             vector type and its length in elements
-//   V_ZERO() V_SET1(x) V_LOAD(p) V_LOADU(p) V_STOREU(p, v) V_FMA(a, b, c)
+//   V_ZERO() V_SET1(x) V_LOADU(p) V_STOREU(p, v) V_FMA(a, b, c)
 //   V_MUL(a, b)         the intrinsics of that ISA and dtype
 // The contract is in ep_ukr.h.
 //

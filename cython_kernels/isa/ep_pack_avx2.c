@@ -11,7 +11,7 @@
 // set in use is AVX2 or wider (EINPLAN_ISA=generic keeps the C loop).
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
-#include "ep_pack.h"
+#include "../ep_pack.h"
 
 // dst[p * ld + i] = r[i][p] for i < 8, p < kc.
 void ep_spack_t8_avx2(const float *const *r, ep_dim_t kc, float *dst,

@@ -1,17 +1,18 @@
-// ep_copy_simd.h -- ep_copy.c's in-register transposes for one ISA and one
-// element size, included once per pair with these set:
+// ep_copy_simd.h -- the permutation copy's in-register transposes for one
+// ISA and one element size, included by isa/ep_copy_<isa>.c once per
+// element size with these set:
 //   EP_CS(x)     function name          T, VEC, VL   element, vector, lanes
-//   EP_CS_TGT    the target attribute (never the build machine's -march)
 //   CS_LOADU(p), CS_LOADN(p, n)    VL lanes / the first n, the rest zero
 //   CS_STOREU(p, v), CS_STOREN(p, v, n)   VL lanes / the first n
 //   CS_STREAM(p, v)   non-temporal store, p aligned to VL * sizeof(T)
 //   CS_ZERO()
 //   CS_IL2(a, b, lo, hi)   lo = a0 b0 a1 b1 .. (low halves zipped), hi =
 //                          the high halves zipped
-// The template undefines these (all but EP_CS_TGT) at its end.
+// The template undefines these at its end; the including file sets the
+// target ISA with its pragma.
 // Elements are only moved, never computed on: float shuffles and masked
 // moves carry any bit pattern (int32, NaN payloads) unchanged.
-#define EP_CS_INLINE static inline __attribute__((always_inline)) EP_CS_TGT
+#define EP_CS_INLINE static inline __attribute__((always_inline))
 
 // R rows (a power of two <= VL) in v[0..R): log2(R) rounds of zipping row i
 // with row i + R/2 is a perfect shuffle of the R*VL elements, and log2(R)
@@ -94,8 +95,8 @@ EP_CS_INLINE void EP_CS(zip_block)(const int R, const T *s, ep_inc_t s1,
 
 // One unit of work: n0 columns of the src-inner axis (unit src stride) by
 // all n1 rows of the dst-inner axis (unit dst stride).
-static EP_CS_TGT void EP_CS(tile)(const ep_copy_plan_t *p, const char *sc,
-                                  char *dc, ep_dim_t n0)
+void EP_CS(tile)(const ep_copy_plan_t *p, const char *sc,
+                 char *dc, ep_dim_t n0)
 {
     const T *s = (const T *)sc;
     T *d = (T *)dc;
@@ -152,7 +153,7 @@ static EP_CS_TGT void EP_CS(tile)(const ep_copy_plan_t *p, const char *sc,
 }
 
 #undef EP_CS_INLINE
-// this instantiation's parameters (EP_CS_TGT is shared by an ISA's two)
+// this instantiation's parameters
 #undef EP_CS
 #undef T
 #undef VEC

@@ -1,5 +1,5 @@
-// ep_small_template.h -- the GEMV path for one element type; included by
-// ep_small.c once per dtype with T, EP_PFX(x) and the level-1 kernel
+// ep_gemv_template.h -- the GEMV path for one element type; included by
+// ep_gemv.c once per dtype with T, EP_PFX(x) and the level-1 kernel
 // fields DOT4 / DOT1 / AXPY of ep_ukr_set_t.
 
 // y[j] = alpha * sum_p mat[j, p] * x[p] + beta * y[j] over role groups:

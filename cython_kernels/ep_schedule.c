@@ -1,0 +1,180 @@
+// ep_schedule.c -- what ep_gemm does with a descriptor: the path (packed
+// GEMM, GEMV, small in-place GEMM), the threads and the loop they share
+// out, the blocking, and whether B is read in place.  Every threshold of
+// these decisions is here, each with the measurement that set it.  The
+// schedule depends only on the descriptor, the kernel set, the caches and
+// the thread count asked for; the drivers (ep_gemm.c, ep_gemv.c, ep_smm.c)
+// run exactly what it says, and explain prints it.
+#include <limits.h>
+#include <stdlib.h>
+#include "ep_api.h"
+#include "ep_blocking.h"
+#include "ep_pack.h"
+#include "ep_schedule.h"
+#include "ukr/ep_ukr.h"
+
+// Below this many flops in a call, threads cost more than they save: a
+// fork/join of the OpenMP team and its barriers take ~10-15 us here (Zen 4,
+// libgomp).  Measured 2026-11-21, f64 square GEMM, 1 vs 2 threads: 64^3
+// (5e5 flops) 28 vs 43 us; 128^3 (4e6 flops) 108 vs 77 us.
+#define EP_MIN_PARALLEL_FLOPS 2e6
+
+// A GEMV of fewer flops than this runs whole per thread when the batches
+// are at least as many as the threads (no recorded measurement: the size
+// at which EP_MIN_PARALLEL_FLOPS lets one GEMM use threads at all).
+#define EP_GEMV_BY_BATCH_FLOPS 2e6
+
+// A packed GEMM of fewer flops than this runs whole per thread whenever the
+// batches are at least as many as the threads: splitting it leaves each
+// thread a few micro-panels between barriers (no recorded measurement:
+// 128^3, the smallest square GEMM that gains from 2 threads above).
+#define EP_BY_BATCH_MIN_FLOPS 4e6
+
+// Batched GEMMs up to this many flops each run whole per thread when the
+// batches share out evenly (NB a multiple of the threads, or many): no
+// barriers and no shared B panel per GEMM.  Zen 4, 2026-11-21, 2 threads,
+// 64 batches, split inside each GEMM / whole GEMMs per thread:
+// 'bik,bjk->bij' 128^3 f32 1.81 / 1.52 ms; 'acb,cd->adb' 256^3 12.1 / 11.5 ms.
+#ifndef EP_BY_BATCH_FLOPS
+#define EP_BY_BATCH_FLOPS 1e8
+#endif
+
+// Threads split m (each packs its own rows of A) when every thread gets at
+// least this many MR panels; below, they split n and share A's packing.
+// Zen 4, 2 threads, 2026-11-21: tract m = 462 (58 panels of 8) split by m
+// (imbalanced MC blocks) 0.82x, split by equal panel ranges 1.04x of
+// numpy's merged reshape@; m = 77 split by n 1.03-1.23x.
+#define EP_SPLIT_M_MIN_PANELS 8
+
+// B is read in place (full NR-wide panels with unit n stride and a regular
+// k stride) when m has at most the kernel set's direct_b_max_m_s/_d rows:
+// each element of B then meets so few micro-tiles that packing it costs
+// more than it saves.  Measured for 'bij,jk->bik' shapes (k = 512,
+// n = 1536), 1 thread, ratio to numpy's merged reshape@ with B read in
+// place / packed:
+//   AVX-512, Zen 4, 2026-11-21, f32: m = 77: 1.13 / 1.02; m = 231: 1.08 /
+//   0.95; m = 462: 0.94 / 1.00; m = 1232: 1.02 / 1.02  -> 256 rows;
+//   AVX2, Zen 3, 2026-11-23: m = 6: f32 2.0 / 0.85, f64 1.5 / 1.4; m = 16:
+//   f32 1.05 / 0.66, f64 0.62 / 0.84; m = 77: f32 0.89 / 0.94, f64 0.57 /
+//   1.04; m = 231: f64 0.49 / 1.08; 256^3 f64 0.77 / 1.00  -> 16 rows f32,
+//   6 f64 (B's rows are pages apart: a panel read in place thrashes the
+//   L1 TLB once several row panels reuse it).
+
+// EINPLAN_ALWAYS_PACK=1 sends every call through the packed five loops
+// (no GEMV path, no smm path, no in-place B): tests compare the paths
+// with it.  Read once.
+static int ep_always_pack(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("EINPLAN_ALWAYS_PACK");
+        v = e && *e && *e != '0';
+    }
+    return v;
+}
+
+// Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
+// and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
+// it -- read A, B and C in place through the ISA's smm kernel.  With n that
+// narrow, packing A costs as much as the arithmetic it feeds (each element
+// of A meets at most n / NR + 1 panels) and an 8 x NR tile is mostly fringe.
+// Zen 4, 2026-11-21, 1 thread, ratio to numpy.matmul smm / packed path
+// (f32 unless said): 30 x 64^3 0.98 / 0.78; 15 x 80^3 0.97 / 0.65;
+// 8 x 128^3 1.15 / 0.99; 2000x128x128 1.09 / 0.96; 256x128x4096 1.13 / 0.88;
+// 2000x128x2000 1.16 / 0.85; f64 10000x32x512 1.91 / 0.90; f64
+// 2000x64x2000 1.38 / 0.93.  Needs single-axis m, n, k groups with unit n
+// stride in B and C.  Returns 0 when the call does not qualify.
+static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                       ep_dim_t M, ep_dim_t N, ep_dim_t K)
+{
+    const ep_groups_t *g = d->g;
+    int fp32 = d->dtype == EP_FLOAT32;
+    if ((fp32 ? !u->ssmm : !u->dsmm) || d->b_packed || ep_always_pack())
+        return 0;
+    if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 || M > INT_MAX)
+        return 0;
+    // AVX2 (16 registers, 3-vector blocks): each tile of R rows streams the
+    // K x block of B; from L2 that loses to packing.  Zen 3, 2026-11-23,
+    // 1 thread, ratio to numpy.matmul smm / packed: f32 10000x512x32
+    // 0.84 / 1.08, f64 10000x512x32 0.83 / 1.12, f32 256x4096x64 0.47 /
+    // 0.81; with B in L1 smm wins: 976 x 16^3 1.62 / 0.49, 15 x 64^3
+    // 0.82 / 0.72.  Passes over k with B's block in L1 read A and C
+    // several times and lose more (f32 10000x512x32 0.50).
+    int l1_cols = fp32 ? u->smm_l1_cols_s : u->smm_l1_cols_d;
+    if (l1_cols) {
+        static ep_dim_t l1d = -1;      // the same value from any thread
+        if (l1d < 0) {
+            ep_dim_t l2, l3, v;
+            ep_cache_sizes(&v, &l2, &l3);
+            l1d = v > 0 ? v : 32 << 10;
+        }
+        ep_dim_t cols = N < l1_cols ? N : l1_cols;
+        if (K * cols * (fp32 ? 4 : 8) > l1d / 2) return 0;
+    }
+    return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
+           g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
+}
+
+void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
+{
+    const ep_ukr_set_t *u = ep_ukr_set();
+    ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
+    ep_dim_t K = ep_group_size(&d->g->k), NB = ep_group_size(&d->g->batch);
+    int nt = ep_clamp_threads(d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
+    s->M = M; s->N = N; s->K = K; s->NB = NB;
+    s->bk = ep_blocking(d->dtype);
+    s->direct_b = 0;
+    s->loop = EP_LOOP_NONE;
+    if (M == 0 || N == 0 || NB == 0) {
+        s->path = EP_PATH_EMPTY;
+        s->nthreads = 1;
+        return;
+    }
+    double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
+    // Threads: none for small work (a fork/join costs more than it saves)
+    if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
+    // 1m (complex) needs B's packing: the packed path only
+    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed && !d->cplx) {
+        // GEMV: whole vectors per thread when batches are many and small,
+        // else slices of the output vector
+        s->path = EP_PATH_GEMV;
+        s->nthreads = nt;
+        if (nt > 1)
+            s->loop = NB >= nt && flops < EP_GEMV_BY_BATCH_FLOPS ? EP_LOOP_BATCH
+                                                                 : EP_LOOP_N;
+        return;
+    }
+    if (!d->cplx && ep_smm_fits(d, u, M, N, K)) {
+        // threads over batches when there are enough, else over rows
+        s->path = EP_PATH_SMM;
+        s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
+                : nt > 1 && M >= EP_SMM_ROW_QUANTUM * nt ? EP_LOOP_M : EP_LOOP_NONE;
+        s->nthreads = s->loop == EP_LOOP_NONE ? 1 : nt;
+        return;
+    }
+    s->path = EP_PATH_GEMM;
+    // whole GEMMs per thread when each is too small to split well, or when
+    // they share out evenly
+    int by_batch = nt > 1 && NB >= nt &&
+                   (flops < EP_BY_BATCH_MIN_FLOPS ||
+                    (flops < EP_BY_BATCH_FLOPS &&
+                     (NB % nt == 0 || NB >= 4 * (ep_dim_t)nt)));
+    if (by_batch && nt > NB) nt = (int)NB;
+    // blocks no larger than the problem (the threads' share of m is split
+    // evenly by the blocked driver, ep_gemm_template.h)
+    ep_kn_blocks(&s->bk, K, N, d->cplx);
+    if (M < s->bk.mc) s->bk.mc = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
+    if (K == 0) {                       // C = beta * C: blocks of EP_SCALE_BLOCK
+        if (s->bk.mc < EP_SCALE_BLOCK) s->bk.mc = EP_SCALE_BLOCK;
+        if (s->bk.nc < EP_SCALE_BLOCK) s->bk.nc = EP_SCALE_BLOCK;
+    }
+    s->direct_b = M <= (d->dtype == EP_FLOAT32 ? u->direct_b_max_m_s : u->direct_b_max_m_d) &&
+                  !ep_always_pack() && !d->b_packed &&
+                  !d->cplx;
+    s->nthreads = nt;
+    if (nt > 1) {
+        ep_dim_t mpanels = (M + s->bk.mr - 1) / s->bk.mr;
+        s->loop = by_batch ? EP_LOOP_BATCH
+                : mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS ? EP_LOOP_M : EP_LOOP_N;
+    }
+}

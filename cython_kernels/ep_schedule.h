@@ -1,0 +1,14 @@
+// ep_schedule.h -- constants the schedule (ep_schedule.c) shares with the
+// drivers that carry its decisions out.
+#ifndef EP_SCHEDULE_H
+#define EP_SCHEDULE_H
+
+// k == 0 (C = beta * C) walks C in blocks of this many rows and columns.
+#define EP_SCALE_BLOCK 256
+
+// Threads of the smm path over m take row ranges in multiples of this (the
+// smm tiles are 8 or 6 rows): every row is still summed in the same order,
+// so the result is the same to the last bit for any thread count.
+#define EP_SMM_ROW_QUANTUM 24
+
+#endif

@@ -1,0 +1,14 @@
+// ep_smm.h -- the small in-place GEMM path (ep_smm.c).
+#ifndef EP_SMM_H
+#define EP_SMM_H
+
+#include "ep_api.h"
+#include "ukr/ep_ukr.h"
+
+// The smm path of ep_gemm as the schedule says: A, B and C read in place by
+// the kernel set's smm kernel, threads over batches (EP_LOOP_BATCH) or over
+// ranges of rows (EP_LOOP_M).
+void ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                const ep_schedule_t *s);
+
+#endif

@@ -1,0 +1,39 @@
+// ep_workspace.h -- the packed GEMM's buffers (ep_workspace.c): what the
+// threads of one GEMM share and what each has for itself, carved from a
+// per-thread workspace that lives as long as the thread.
+#ifndef EP_WORKSPACE_H
+#define EP_WORKSPACE_H
+
+#include "ep_api.h"
+
+// One counter of claimed MC blocks per thread, up to this many threads.
+#define EP_MBLOCK_COUNTERS 64
+
+// What the threads of one GEMM share: the packed B panel and the n and k
+// scatter vectors (written by thread 0, read by all after a barrier).
+typedef struct {
+    ep_dim_t M, N, K;
+    void *bpack;
+    ep_inc_t *noff_b, *noff_c, *nbs_b, *nbs_c, *koff_a, *koff_b;
+    ep_inc_t ks_a, ks_b;
+    int direct_b;        // m is small: read full B panels in place
+    ep_dim_t packed_b_per;   // elements per batch index of prepacked B
+    // MC blocks of m taken so far from each thread's own range (one cache
+    // line each): see ep_claim_mblock in ep_gemm.c
+    struct { ep_dim_t taken; char pad[64 - sizeof(ep_dim_t)]; }
+        mblocks[EP_MBLOCK_COUNTERS];
+} ep_shared_t;
+
+// What each thread has for itself: its packed A block, m scatter vectors.
+typedef struct {
+    void *apack;
+    ep_inc_t *moff_a, *moff_c, *mbs_a, *mbs_c;
+} ep_thread_bufs_t;
+
+// Carve this thread's workspace for blocks of mc x kc (A) and kc x nc (B):
+// always its private part, and the shared part when `sh` is given.
+// Returns 0 on allocation failure.
+int ep_carve(const ep_blocking_t *bk, size_t esize, ep_dim_t mc, ep_dim_t kc,
+             ep_dim_t nc, ep_thread_bufs_t *tb, ep_shared_t *sh);
+
+#endif
