@@ -430,7 +430,8 @@ def max_threads():
 
 
 def in_forked_child():
-    """True in a process forked from one that loaded einplan: it runs single-threaded."""
+    """True in a forked child that runs single-threaded: the OpenMP runtime's
+    threads could not be released before the fork (see ep_threads.c)."""
     return bool(ep_in_forked_child())
 
 

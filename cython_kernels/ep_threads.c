@@ -10,11 +10,19 @@
 // by the runtime's default.
 //
 // Every count is capped at EP_MAX_THREADS (libgomp aborts or the stack
-// allocations fail long before 2**31 threads).  A child forked from a
-// process runs single-threaded: libgomp's thread pool is not fork-safe (its
-// workers do not exist in the child, and the first parallel region waits
-// for them forever), so a pthread_atfork handler marks the child and every
-// later count there is 1.
+// allocations fail long before 2**31 threads).
+//
+// Fork: libgomp's thread pool is not fork-safe (its workers do not exist in
+// the child, and the child's first parallel region waits for them forever).
+// Before a fork, the forking thread releases its pool with OpenMP 5.0's
+// omp_pause_resource_all(omp_pause_hard), the routine the standard gives
+// for this; the child then starts a fresh pool and keeps its threads, and
+// the parent re-creates its pool at its next parallel region (tens of
+// microseconds).  Where that cannot be done -- the runtime is not libgomp,
+// or the pause fails (the forking thread is inside a parallel region) --
+// the child is marked and runs single-threaded.  einplan's parallel regions
+// take no global lock (no critical sections) that another thread's team
+// could hold across the fork.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -27,13 +35,30 @@
 #endif
 
 static int ep_nthreads = 0;    // 0: not yet decided
-static volatile int ep_forked = 0;
+static volatile int ep_forked = 0;      // this process is a single-threaded child
+static volatile int ep_pool_released = 0;
 
-static void ep_mark_forked_child(void) { ep_forked = 1; }
+#if defined(_OPENMP) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9
+#define EP_PAUSE_BEFORE_FORK 1        // libgomp has omp_pause_resource_all from GCC 9
+#endif
+
+static void ep_release_pool_before_fork(void)
+{
+#ifdef EP_PAUSE_BEFORE_FORK
+    ep_pool_released = omp_pause_resource_all(omp_pause_hard) == 0;
+#else
+    ep_pool_released = 0;
+#endif
+}
+
+static void ep_mark_forked_child(void)
+{
+    if (!ep_pool_released) ep_forked = 1;
+}
 
 __attribute__((constructor)) static void ep_register_fork_handler(void)
 {
-    pthread_atfork(NULL, NULL, ep_mark_forked_child);
+    pthread_atfork(ep_release_pool_before_fork, NULL, ep_mark_forked_child);
 }
 
 int ep_max_threads(void) { return EP_MAX_THREADS; }

@@ -228,3 +228,9 @@ def get_num_threads():
 
 
 _check_env_threads()
+
+
+def in_forked_child():
+    """True in a forked child that runs single-threaded (the OpenMP runtime's
+    threads could not be released before the fork); False without a build."""
+    return _kernels is not None and _kernels.in_forked_child()

@@ -71,6 +71,7 @@ def test_env_thread_count_is_validated(value, warns):
 
 _FORK_SCENARIO = """
     import os, sys, numpy as np, einplan
+    from einplan import _native
     einplan.set_num_threads(2)
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((400, 300)), rng.standard_normal((300, 500))
@@ -80,7 +81,11 @@ _FORK_SCENARIO = """
     if pid == 0:
         ok = np.allclose(einplan.matmul(a, b), ref) and np.allclose(
             einplan.einsum("ij,jk->ik", a, b), ref)
-        os._exit(0 if ok else 3)
+        # the runtime's pool was released before the fork: the child keeps
+        # its threads (a single-threaded child is the fallback)
+        threads = (einplan.get_num_threads() == 2 and not _native.in_forked_child()
+                   and len(os.listdir("/proc/self/task")) >= 2)   # a worker started
+        os._exit(0 if ok and threads else 3 if not ok else 4)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0, status
     assert np.allclose(einplan.matmul(a, b), ref)          # the parent keeps its threads
@@ -90,6 +95,34 @@ _FORK_SCENARIO = """
 
 def test_forked_child_after_threaded_gemm_gets_correct_results():
     r = _run_py(_FORK_SCENARIO, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.stdout, r.stderr)
+
+
+def test_fork_while_another_thread_runs_a_threaded_gemm():
+    # the forking thread releases its own pool; another thread's team is
+    # running meanwhile and its workers do not exist in the child
+    r = _run_py("""
+        import os, threading, numpy as np, einplan
+        einplan.set_num_threads(2)
+        a = np.random.default_rng(3).standard_normal((600, 600))
+        ref = a @ a
+        stop = threading.Event()
+        def busy():
+            while not stop.is_set():
+                einplan.matmul(a, a)
+        t = threading.Thread(target=busy)
+        t.start()
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0 if np.allclose(einplan.matmul(a, a), ref) else 3)
+            _, status = os.waitpid(pid, 0)
+            assert os.WEXITSTATUS(status) == 0, status
+        stop.set()
+        t.join()
+        assert np.allclose(einplan.matmul(a, a), ref)
+        print("ok")
+        """, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.stdout, r.stderr)
 
 
