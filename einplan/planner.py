@@ -628,10 +628,16 @@ def orient_step(roles, sizes, sa: dict, sb: dict, c_fixed: dict | None,
     [batch, m, n] (each group in its operand's stride order) for both
     orientations and the ``c_orders`` candidates tried first (e.g. C order of
     the output term); ``c_scale`` = 2 when C is complex (seen through float views).  Score: C's unit stride in n first, then fewest kernel
-    axes after merging, then C blocks the kernel writes in few runs
-    (``_c_rows_split``), then the earlier candidate.
+    axes after merging, then the earlier candidate.
+
+    A tie keeps numpy's 'K' layout even where the other orientation writes C
+    in denser blocks: the caller's next numpy operations on the result run
+    at numpy's speed in the layout numpy would give.  PySCF's cc_Wvvvv
+    (``kdac,kb->abcd`` minus ``kcbd,ka->abcd`` plus vvvv.transpose(0,2,1,3),
+    then ``abcd,ijcd->ijab``; 21 occupied, 93 virtual, 1 thread, Zen 3): the
+    tensordot-like layouts (m = the big operand's merged axes) made the two
+    contractions 0.2 s faster and the numpy updates 0.7 s slower.
     """
-    block = _c_block(c_scale)
     best = None
     for swapped in (False, True):
         r = roles.swapped() if swapped else roles
@@ -651,38 +657,10 @@ def orient_step(roles, sizes, sa: dict, sb: dict, c_fixed: dict | None,
             layout = merge_axes(r, sizes, a, bb, sc)
             unit = _unit_label({c: s for c, s in sc.items() if sizes[c] != 1})
             bad_unit = unit is not None and unit not in r.n
-            split = _c_rows_split(layout, block)
-            score = (bool(bad_unit), layout.n_axes, split, ci, swapped)
+            score = (bool(bad_unit), layout.n_axes, ci, swapped)
             if best is None or score < best[0]:
                 best = (score, swapped, layout, sc, order)
     return best[1:]
-
-
-def _c_block(c_scale) -> tuple:
-    """(MC, NC) of the float64 (c_scale 1) or float32 kernel: the rows and
-    columns of C one block covers; (0, 0) without the compiled kernels."""
-    if not _native.available():
-        return 0, 0
-    bk = _native.kernel_config()["blocking"]["float64" if c_scale == 1 else "float32"]
-    return bk["mc"], bk["nc"]
-
-
-def _c_rows_split(layout, block) -> bool:
-    """True when C's blocks are written as a full MC of separate runs: C's
-    unit-stride n axis is longer than NC and m fills MC rows.
-
-    With n within NC and the m rows adjacent in memory, a block is one
-    contiguous range instead.  ``kdac,kb->abcd`` (21x93^3, 21x93): numpy's
-    'K' order (b outermost) puts d*a*c = 804357 columns in n and writes
-    600 MB as 72 runs of 24 KB per block, 0.55x numpy (1 thread, Zen 3, CPU
-    time 0.45 s vs 0.27 s); the tensordot-like layout (m = d*a*c, n = b,
-    dense 72 x 93 blocks) runs at 0.75x.  Both orientations merge to one
-    GEMM, so only the write pattern tells them apart.  A few rows (``bij,
-    jk->bik`` with 6 rows of b*i) are a few runs and keep numpy's layout.
-    """
-    mc, nc = block
-    return (bool(nc) and bool(layout.n.axes) and layout.n.axes[-1].extent > nc
-            and layout.m.extent >= mc)
 
 
 def _dense_strides(order, sizes, scale=1) -> dict:
