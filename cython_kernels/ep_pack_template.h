@@ -59,7 +59,7 @@ void EP_PFX(pack_a)(int MR, ep_dim_t mc, ep_dim_t kc, const T *a,
 {
     ep_dim_t full = p0;   // the leading run of full unit-stride panels
     while (full < p1 && mbs[full] == 1 && (full + 1) * MR <= mc) full++;
-    if (full - p0 >= 2) {   // k = 21, m = 804357 contiguous: 21 runs of MC, not of MR
+    if (full - p0 >= 2) {   // column-major A: kc runs of a block's m, not of MR each
         EP_PFX(pack_b_rows)(MR, kc, a, moff, koff, p0, full, ap);
         p0 = full;
     }
