@@ -3,6 +3,7 @@ norm and a quimb random-circuit amplitude.
 
     python docs/bench_clients.py                       # all benchmarks
     python docs/bench_clients.py --only pyscf --cycles 2 --repeat 3
+    python docs/bench_clients.py --only pyscf --split  # CPU time: contractions vs the rest
     python docs/bench_clients.py --only quimb
     python docs/bench_clients.py --only circuit
     einplan profile --compare docs/bench_clients.py --only pyscf --paths einplan --cycles 1
@@ -78,7 +79,43 @@ def pyscf_path(name):
         numpy_helper.EINSUM_BACKEND, numpy_helper.pytblis = saved
 
 
-def bench_pyscf(molecule, basis, cycles, paths, repeat):
+class _CallTimer:
+    """CPU seconds spent inside the outermost of the wrapped calls (einsum & co.)."""
+
+    def __init__(self):
+        self.depth, self.cpu = 0, 0.0
+
+    def wrap(self, fn):
+        def timed(*args, **kwargs):
+            if self.depth:
+                return fn(*args, **kwargs)
+            self.depth += 1
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.cpu += time.process_time() - t0
+                self.depth -= 1
+        return timed
+
+
+@contextlib.contextmanager
+def contraction_split(timer):
+    """Route lib.einsum, lib.dot and numpy's einsum / dot / tensordot through ``timer``
+    (on top of whichever path is active), so a run splits into contractions and the rest."""
+    import pyscf.lib as plib
+    saved = [(plib, "einsum"), (plib, "dot"), (np, "einsum"), (np, "dot"), (np, "tensordot")]
+    saved = [(mod, name, getattr(mod, name)) for mod, name in saved]
+    for mod, name, fn in saved:
+        setattr(mod, name, timer.wrap(fn))
+    try:
+        yield
+    finally:
+        for mod, name, fn in saved:
+            setattr(mod, name, fn)
+
+
+def bench_pyscf(molecule, basis, cycles, paths, repeat, split=False):
     from pyscf import gto, scf
     from pyscf.cc import rccsd
     mol = gto.M(atom=MOLECULES[molecule], basis=basis, verbose=0)
@@ -91,18 +128,28 @@ def bench_pyscf(molecule, basis, cycles, paths, repeat):
     print(f"PySCF RCCSD {molecule}/{basis}: nocc={cc.nocc} nvir={cc.nmo - cc.nocc}, "
           f"{cycles} CC iterations (SCF + integrals {time.perf_counter() - t0:.1f} s)")
     times = {p: [] for p in paths}
+    cpu = {p: [] for p in paths}      # (CPU total, CPU in contractions) with --split
     energies = {}
     for _ in range(repeat):
         for p in paths:          # interleaved
-            with pyscf_path(p):
-                t0 = time.perf_counter()
+            timer = _CallTimer()
+            with pyscf_path(p), (contraction_split(timer) if split
+                                 else contextlib.nullcontext()):
+                t0, c0 = time.perf_counter(), time.process_time()
                 e_corr, _, _ = cc.kernel(eris=eris)
                 times[p].append(time.perf_counter() - t0)
+                cpu[p].append((time.process_time() - c0, timer.cpu))
             energies[p] = e_corr
     med = {p: float(np.median(t)) for p, t in times.items()}
     for p in paths:
         runs = ", ".join(f"{t:.2f}" for t in times[p])
         print(f"  {p:<8} {med[p]:8.2f} s (median of {runs})   e_corr = {energies[p]:.12f}")
+    if split:
+        print("  CPU seconds (medians): total = contractions (lib.einsum/dot, numpy einsum/dot/"
+              "tensordot) + the rest of the program")
+        for p in paths:
+            tot, con = np.median(np.array(cpu[p]), axis=0)
+            print(f"  {p:<8} {tot:8.2f} = {con:8.2f} + {tot - con:6.2f}")
     ref = energies[paths[0]]
     spread = max(abs(e - ref) for e in energies.values())
     print(f"  energies agree to {spread:.1e} {'(OK)' if spread < 1e-8 else '(DIFFER)'}")
@@ -231,6 +278,8 @@ def main():
                     help="CC iterations per run (each repeats the same contractions)")
     ap.add_argument("--paths", default="pyscf,pytblis,einplan")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--split", action="store_true",
+                    help="PySCF: also split each path's CPU time into contractions and the rest")
     ap.add_argument("--peps", type=int, default=6, help="PEPS side")
     ap.add_argument("--bond", type=int, default=3)
     ap.add_argument("--circuit", default="4x5x16",
@@ -243,7 +292,8 @@ def main():
     except OSError:
         pass
     if args.only in (None, "pyscf"):
-        bench_pyscf(args.molecule, args.basis, args.cycles, args.paths.split(","), args.repeat)
+        bench_pyscf(args.molecule, args.basis, args.cycles, args.paths.split(","), args.repeat,
+                    args.split)
     if args.only in (None, "quimb"):
         bench_quimb(args.peps, args.bond, max(args.repeat, 3))
     if args.only in (None, "circuit"):
