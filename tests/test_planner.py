@@ -337,3 +337,21 @@ def test_numpy_fallback_keeps_the_callers_letters():
     assert p.fallback is not None and p.fallback_subscripts == "ji,ik->jk"
     p = plan_for("...j,jk->...k", np.ones((2, 3, 4), h), np.ones((4, 5), h))
     assert p.fallback is not None and p.fallback_subscripts == "ABj,jk->ABk"
+
+
+@pytest.mark.parametrize("spec", ["kdac,kb->abcd", "kcbd,ka->abcd"])
+def test_free_output_ties_keep_numpy_k_layout(spec):
+    # both orientations merge to one GEMM; the result keeps numpy's layout,
+    # so the caller's numpy updates on it (PySCF's W -= ..., W += ...) run as
+    # they would on numpy's result
+    rng = np.random.default_rng(1)
+    sizes = {"k": 16, "a": 16, "b": 16, "c": 16, "d": 16}
+    small_label = spec.split(",")[1][1]
+    sizes[small_label] = 80
+    big = rng.random(tuple(sizes[c] for c in spec.split(",")[0]))
+    small = rng.random((16, 80))
+    (step,) = gemm_steps(plan_for(spec, big, small))
+    assert step.kind is KernelKind.GEMM and len(step.n.axes) == 1 and step.n.extent == 16 ** 3
+    got, ref = einplan.einsum(spec, big, small), np.einsum(spec, big, small)
+    assert got.strides == ref.strides
+    np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-13)
