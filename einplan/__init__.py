@@ -9,6 +9,8 @@
     roles.py       2b-c. diagonal views, pre-sums, batch / m / n / k per step
     layout.py      2d. merge axes contiguous in every operand holding them
     planner.py     2e-f. orientation (A rows / B columns), kernel kind -> Plan
+    nest.py        2f. the loop-nest engine's plan (loop order, row kernel,
+                      threads) and the choice between it and the GEMM engine
     plan.py           the Plan: frozen dataclasses, the very object that runs
     execute.py     3. run a Plan: views in, output written in place
     _native.py        the only importer of the compiled einplan._kernels
@@ -18,7 +20,8 @@
                       ep_schedule.c: path, threads, blocking -> ep_gemm.c:
                       pack A / pack B from strided layout, BLIS five loops,
                       SIMD micro-kernels chosen at run time (ukr/: AVX-512,
-                      AVX2, C)
+                      AVX2, C); ep_nest.c: the loop nests (sums of products,
+                      reductions, traces, elementwise) at memory bandwidth
 
     explain/          the Plan that runs, as a report (model.py prices it):
       entry.py          operands or shapes -> the cached Plan -> Report
