@@ -115,12 +115,28 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
            g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
 }
 
+// The thread count a call asks for: the descriptor's, else the library's
+// setting (set_num_threads, EINPLAN_NUM_THREADS, OpenMP's cap), clamped.
+static int ep_schedule_threads(const ep_gemm_desc_t *d)
+{
+    return ep_clamp_threads(d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
+}
+
+int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *d)
+{
+    return s->for_threads == ep_schedule_threads(d) && s->for_isa == ep_isa() &&
+           s->for_b_packed == (d->b_packed != NULL);
+}
+
 void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
 {
     const ep_ukr_set_t *u = ep_ukr_set();
     ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
     ep_dim_t K = ep_group_size(&d->g->k), NB = ep_group_size(&d->g->batch);
-    int nt = ep_clamp_threads(d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
+    int nt = ep_schedule_threads(d);
+    s->for_threads = nt;
+    s->for_isa = ep_isa();
+    s->for_b_packed = d->b_packed != NULL;
     s->M = M; s->N = N; s->K = K; s->NB = NB;
     s->bk = ep_blocking(d->dtype);
     s->direct_b = 0;
