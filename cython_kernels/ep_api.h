@@ -79,6 +79,10 @@ typedef struct ep_schedule {
     int for_b_packed;      // B prepacked (ep_pack_b_all)
 } ep_schedule_t;
 void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s);
+// The packed path's schedule whatever the shape (no GEMV, no smm, no B read
+// in place): tests hand it to ep_gemm (desc.sched) to run the five loops on
+// shapes the schedule sends elsewhere.
+void ep_gemm_schedule_packed(const ep_gemm_desc_t *desc, ep_schedule_t *s);
 // The schedule still fits a call of this descriptor: same thread count
 // asked for, same kernel set, same B packing.
 int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *desc);

@@ -60,19 +60,6 @@
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
 
-// EINPLAN_ALWAYS_PACK=1 sends every call through the packed five loops
-// (no GEMV path, no smm path, no in-place B): tests compare the paths
-// with it.  Read once.
-static int ep_always_pack(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("EINPLAN_ALWAYS_PACK");
-        v = e && *e && *e != '0';
-    }
-    return v;
-}
-
 // Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
 // and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
 // it -- read A, B and C in place through the ISA's smm kernel.  With n that
@@ -89,7 +76,7 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 {
     const ep_groups_t *g = d->g;
     int fp32 = d->dtype == EP_FLOAT32;
-    if ((fp32 ? !u->ssmm : !u->dsmm) || d->b_packed || ep_always_pack())
+    if ((fp32 ? !u->ssmm : !u->dsmm) || d->b_packed)
         return 0;
     if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 || M > INT_MAX)
         return 0;
@@ -128,7 +115,9 @@ int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *d)
            s->for_b_packed == (d->b_packed != NULL);
 }
 
-void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
+// The schedule of a call; packed_only: the packed path whatever the shape
+// (no GEMV, no smm, no B read in place).
+static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_only)
 {
     const ep_ukr_set_t *u = ep_ukr_set();
     ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
@@ -150,7 +139,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
     // Threads: none for small work (a fork/join costs more than it saves)
     if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
     // 1m (complex) needs B's packing: the packed path only
-    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed && !d->cplx) {
+    if (K > 0 && (M == 1 || N == 1) && !packed_only && !d->b_packed && !d->cplx) {
         // GEMV: whole vectors per thread when batches are many and small,
         // else slices of the output vector
         s->path = EP_PATH_GEMV;
@@ -160,7 +149,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
                                                                  : EP_LOOP_N;
         return;
     }
-    if (!d->cplx && ep_smm_fits(d, u, M, N, K)) {
+    if (!d->cplx && !packed_only && ep_smm_fits(d, u, M, N, K)) {
         // threads over batches when there are enough, else over rows
         s->path = EP_PATH_SMM;
         s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
@@ -185,7 +174,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
         if (s->bk.nc < EP_SCALE_BLOCK) s->bk.nc = EP_SCALE_BLOCK;
     }
     s->direct_b = M <= (d->dtype == EP_FLOAT32 ? u->direct_b_max_m_s : u->direct_b_max_m_d) &&
-                  !ep_always_pack() && !d->b_packed &&
+                  !packed_only && !d->b_packed &&
                   !d->cplx;
     s->nthreads = nt;
     if (nt > 1) {
@@ -193,4 +182,14 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
         s->loop = by_batch ? EP_LOOP_BATCH
                 : mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS ? EP_LOOP_M : EP_LOOP_N;
     }
+}
+
+void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
+{
+    ep_schedule(d, s, 0);
+}
+
+void ep_gemm_schedule_packed(const ep_gemm_desc_t *d, ep_schedule_t *s)
+{
+    ep_schedule(d, s, 1);
 }

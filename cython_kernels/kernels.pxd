@@ -65,6 +65,7 @@ cdef extern from "ep_api.h" nogil:
         int cplx
         const ep_schedule_t *sched
     void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s)
+    void ep_gemm_schedule_packed(const ep_gemm_desc_t *desc, ep_schedule_t *s)
     int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *desc)
     const ep_schedule_t *ep_call_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *now)
     ep_status_t ep_gemm(const ep_gemm_desc_t *desc)
