@@ -173,7 +173,7 @@ cdef class GemmCall:
     cdef ep_groups_t groups
     cdef ep_gemm_desc_t d
     cdef ep_schedule_t sched       # made once, when the plan is made (d.sched)
-    cdef ep_schedule_t sched_packed    # the same with B prepacked (pack_b)
+    cdef ep_schedule_t sched_packed    # the same with B prepacked (with_packed_b)
     cdef int64_t lo[3]
     cdef int64_t hi[3]
     cdef int type_num
@@ -235,6 +235,9 @@ cdef class GemmCall:
         # on every call that asks for the same count (else it schedules again)
         self.d.nthreads = 0
         ep_gemm_schedule(&self.d, &self.sched)
+        self.d.b_packed = <void *>1        # only tested for NULL
+        ep_gemm_schedule(&self.d, &self.sched_packed)
+        self.d.b_packed = NULL
         self.d.sched = &self.sched
 
     cdef int _check(self, cnp.ndarray A, object B, cnp.ndarray C) except -1:
@@ -323,14 +326,18 @@ cdef class GemmCall:
         ep_gemm_schedule(&d, &s)
         return _schedule_dict(&s)
 
-    def call_schedule(self, int nthreads=0):
+    def call_schedule(self, int nthreads=0, bint b_prepacked=False):
         """The schedule ep_gemm runs for a call asking for ``nthreads``
-        (0: the library's setting) and whether it is the planned one."""
+        (0: the library's setting), on a prepacked B (``with_packed_b``) or
+        not, and whether it is the one made with the descriptor."""
         cdef ep_gemm_desc_t d = self.d
         cdef ep_schedule_t now
         d.nthreads = nthreads
+        if b_prepacked:
+            d.b_packed = <void *>1             # only tested for NULL
+            d.sched = &self.sched_packed
         cdef const ep_schedule_t *s = ep_call_schedule(&d, &now)
-        return _schedule_dict(s), s == &self.sched
+        return _schedule_dict(s), s == d.sched
 
     def planned(self):
         """The schedule made with the descriptor (``schedule()`` for the
@@ -365,10 +372,6 @@ cdef class GemmCall:
             st = ep_pack_b_all(&d, pbuf)
         if st == EP_ERR_NOMEM:
             raise MemoryError("einplan: could not allocate packing scratch")
-        # the schedule of calls on the packed B (with_packed_b), made now
-        d.nthreads = 0
-        d.b_packed = pbuf
-        ep_gemm_schedule(&d, &self.sched_packed)
         return PackedB(buf, self.signature(), B.nbytes)
 
 

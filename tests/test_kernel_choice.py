@@ -153,6 +153,13 @@ def test_prepacked_b_has_its_own_schedule(restore_threads):
     w = _rand(64, 96)
     x = _rand(6, 64)
     p = einplan.plan("ij,jk->ik", x.shape, w, constants=[1])
+    assert p.packed is not None
+    call = p._plan.only_step.native
+    run, planned = call.call_schedule(b_prepacked=True)
+    assert planned and run["path"] == "gemm" and not run["direct_b"]
+    assert call.planned()["direct_b"]     # unpacked, 6 rows would read B in place
     np.testing.assert_allclose(p(x), x @ w, rtol=1e-10, atol=1e-10)
     einplan.set_num_threads(2)
+    run, planned = call.call_schedule(b_prepacked=True)
+    assert not planned and run["for_threads"] == _native.get_num_threads()
     np.testing.assert_allclose(p(x), x @ w, rtol=1e-10, atol=1e-10)
