@@ -3,8 +3,9 @@
 // out, the blocking, and whether B is read in place.  Every threshold of
 // these decisions is here, each with the measurement that set it.  The
 // schedule depends only on the descriptor, the kernel set, the caches and
-// the thread count asked for; the drivers (ep_gemm.c, ep_gemv.c, ep_smm.c)
-// run exactly what it says, and explain prints it.
+// the thread count asked for; a plan makes it once per GEMM step (the
+// descriptor keeps it, the Plan records it), the drivers (ep_gemm.c,
+// ep_gemv.c, ep_smm.c) run exactly what it says, and explain prints it.
 #include <limits.h>
 #include <stdlib.h>
 #include "ep_api.h"
