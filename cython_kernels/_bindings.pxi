@@ -156,6 +156,15 @@ cdef inline bint _of_type(cnp.ndarray x, int type_num):
     return cnp.PyArray_TYPE(x) == type_num and cnp.PyArray_ISNOTSWAPPED(x)
 
 
+cdef object _schedule_dict(const ep_schedule_t *s):
+    """An ep_schedule_t as a dict, its enums by their C names (ep_api.h)."""
+    return dict(path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
+                loop=("none", "batch", "m", "n")[<int>s.loop],
+                mr=s.bk.mr, nr=s.bk.nr, mc=s.bk.mc, kc=s.bk.kc, nc=s.bk.nc,
+                direct_b=bool(s.direct_b), M=s.M, N=s.N, K=s.K, NB=s.NB,
+                for_threads=s.for_threads)
+
+
 cdef class GemmCall:
     """One GEMM descriptor, validated once (extents, overflow, strides) and
     then run many times on arrays of the planned dtype and layout: the plan
@@ -163,6 +172,8 @@ cdef class GemmCall:
     in C before the kernel runs.  See einplan/_native.py for the contract."""
     cdef ep_groups_t groups
     cdef ep_gemm_desc_t d
+    cdef ep_schedule_t sched       # made once, when the plan is made (d.sched)
+    cdef ep_schedule_t sched_packed    # the same with B prepacked (with_packed_b)
     cdef int64_t lo[3]
     cdef int64_t hi[3]
     cdef int type_num
@@ -220,6 +231,14 @@ cdef class GemmCall:
             _as_1m(&self.groups)
             self.d.cplx = (EP_CPLX_1M | (EP_CPLX_CONJ_A if conj_a else 0)
                            | (EP_CPLX_CONJ_B if conj_b else 0))
+        # the schedule for the thread count in effect now; ep_gemm runs it
+        # on every call that asks for the same count (else it schedules again)
+        self.d.nthreads = 0
+        ep_gemm_schedule(&self.d, &self.sched)
+        self.d.b_packed = <void *>1        # only tested for NULL
+        ep_gemm_schedule(&self.d, &self.sched_packed)
+        self.d.b_packed = NULL
+        self.d.sched = &self.sched
 
     cdef int _check(self, cnp.ndarray A, object B, cnp.ndarray C) except -1:
         if (not _of_type(A, self.type_num) or not _of_type(C, self.type_num)
@@ -290,6 +309,7 @@ cdef class GemmCall:
         d.a = cnp.PyArray_DATA(A)
         d.b = NULL
         d.b_packed = cnp.PyArray_DATA(B.buffer)
+        d.sched = &self.sched_packed
         d.c = cnp.PyArray_DATA(C)
         self._run(&d, nthreads)
         return C
@@ -304,10 +324,26 @@ cdef class GemmCall:
         d.nthreads = nthreads
         d.b_packed = <void *>1 if b_prepacked else NULL   # only tested for NULL
         ep_gemm_schedule(&d, &s)
-        return dict(path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
-                    loop=("none", "batch", "m", "n")[<int>s.loop],
-                    mr=s.bk.mr, nr=s.bk.nr, mc=s.bk.mc, kc=s.bk.kc, nc=s.bk.nc,
-                    direct_b=bool(s.direct_b), M=s.M, N=s.N, K=s.K, NB=s.NB)
+        return _schedule_dict(&s)
+
+    def call_schedule(self, int nthreads=0, bint b_prepacked=False):
+        """The schedule ep_gemm runs for a call asking for ``nthreads``
+        (0: the library's setting), on a prepacked B (``with_packed_b``) or
+        not, and whether it is the one made with the descriptor."""
+        cdef ep_gemm_desc_t d = self.d
+        cdef ep_schedule_t now
+        d.nthreads = nthreads
+        if b_prepacked:
+            d.b_packed = <void *>1             # only tested for NULL
+            d.sched = &self.sched_packed
+        cdef const ep_schedule_t *s = ep_call_schedule(&d, &now)
+        return _schedule_dict(s), s == d.sched
+
+    def planned(self):
+        """The schedule made with the descriptor (``schedule()`` for the
+        thread count then in effect), which ep_gemm runs on every call that
+        asks for that thread count; ``for_threads`` is that count."""
+        return _schedule_dict(&self.sched)
 
     def signature(self):
         """What a prepacked B depends on: dtype, kernel set, blocking, k/n/batch extents."""

@@ -33,3 +33,16 @@ def ukr(str isa, cnp.ndarray a not None, cnp.ndarray b not None, cnp.ndarray c n
     with nogil:
         ep_run_ukr(code, dt, m, n, k, pa, pb, pc, rs_c, cs_c, alpha, beta)
     return c
+
+
+def gemm_packed_path(cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray C not None,
+                     m, n, k, batch, double alpha=1.0, double beta=0.0):
+    """``gemm`` with its descriptor's schedule forced to the packed path
+    (ep_gemm_schedule_packed): the five loops on GEMV / smm shapes, B never
+    read in place."""
+    cdef GemmCall call = GemmCall(A.dtype, m, n, k, batch)
+    cdef ep_schedule_t now
+    ep_gemm_schedule_packed(&call.d, &call.sched)
+    if ep_call_schedule(&call.d, &now) != &call.sched:
+        raise RuntimeError("ep_gemm would not run the schedule it was handed")
+    return call(A, B, C, alpha, beta, 0)

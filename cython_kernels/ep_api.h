@@ -40,6 +40,9 @@ typedef struct {
     int nthreads;                    // <= 0: the library's setting
     const void *b_packed;            // B prepacked by ep_pack_b_all, or NULL
     int cplx;                        // EP_CPLX_* flags: 0 for a real GEMM
+    // the schedule made for this descriptor when it was planned, or NULL:
+    // ep_gemm runs it while ep_schedule_holds, else schedules the call
+    const struct ep_schedule *sched;
 } ep_gemm_desc_t;
 
 // Complex GEMM by the 1m method (Van Zee & Smith, SIAM J. Sci. Comput.
@@ -54,22 +57,38 @@ typedef struct {
 enum { EP_CPLX_1M = 1, EP_CPLX_CONJ_A = 2, EP_CPLX_CONJ_B = 4 };
 
 // What ep_gemm will do with a descriptor (ep_schedule.c): which path, how
-// many threads over which loop, which blocking.  ep_gemm runs exactly this;
-// explain prints it.
+// many threads over which loop, which blocking.  A plan makes it once per
+// GEMM step and keeps it with the descriptor (desc.sched); ep_gemm runs
+// exactly this, and explain prints it.  It holds for the thread count,
+// kernel set and B packing it was made for (the for_* fields): a call
+// with another thread count is scheduled again.
 typedef enum { EP_PATH_EMPTY = 0, EP_PATH_GEMM = 1, EP_PATH_GEMV = 2,
                EP_PATH_SMM = 3 } ep_path_t;
 typedef enum { EP_LOOP_NONE = 0, EP_LOOP_BATCH = 1, EP_LOOP_M = 2,
                EP_LOOP_N = 3 } ep_loop_t;
 typedef struct { int mr, nr; ep_dim_t mc, kc, nc; } ep_blocking_t;
-typedef struct {
+typedef struct ep_schedule {
     ep_path_t path;
     int nthreads;          // threads the call will use
     ep_loop_t loop;        // what they share out
     ep_blocking_t bk;      // effective MC/KC/NC (GEMM path)
     int direct_b;          // full B panels read in place (small m)
     ep_dim_t M, N, K, NB;
+    int for_threads;       // the thread count asked for (clamped)
+    int for_isa;           // the kernel set (ep_isa_t)
+    int for_b_packed;      // B prepacked (ep_pack_b_all)
 } ep_schedule_t;
 void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s);
+// The packed path's schedule whatever the shape (no GEMV, no smm, no B read
+// in place): tests hand it to ep_gemm (desc.sched) to run the five loops on
+// shapes the schedule sends elsewhere.
+void ep_gemm_schedule_packed(const ep_gemm_desc_t *desc, ep_schedule_t *s);
+// The schedule still fits a call of this descriptor: same thread count
+// asked for, same kernel set, same B packing.
+int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *desc);
+// The schedule ep_gemm runs for a call: the descriptor's planned one
+// (desc->sched) while it holds, else this call's, made in *now.
+const ep_schedule_t *ep_call_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *now);
 
 // Runs the packed GEMM.  The caller (the Cython layer) has checked extents,
 // overflow and bounds; ep_gemm only fails on allocation.

@@ -180,16 +180,23 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
     return failed ? EP_ERR_NOMEM : EP_OK;
 }
 
+const ep_schedule_t *ep_call_schedule(const ep_gemm_desc_t *d, ep_schedule_t *now)
+{
+    if (d->sched != NULL && ep_schedule_holds(d->sched, d)) return d->sched;
+    ep_gemm_schedule(d, now);
+    return now;
+}
+
 ep_status_t ep_gemm(const ep_gemm_desc_t *d)
 {
     const ep_ukr_set_t *u = ep_ukr_set();
-    ep_schedule_t sc;
-    ep_gemm_schedule(d, &sc);
-    switch (sc.path) {
+    ep_schedule_t now;
+    const ep_schedule_t *sc = ep_call_schedule(d, &now);
+    switch (sc->path) {
     case EP_PATH_EMPTY: return EP_OK;
-    case EP_PATH_GEMV: ep_gemv_run(d, u, &sc); return EP_OK;
-    case EP_PATH_SMM: ep_smm_run(d, u, &sc); return EP_OK;
+    case EP_PATH_GEMV: ep_gemv_run(d, u, sc); return EP_OK;
+    case EP_PATH_SMM: ep_smm_run(d, u, sc); return EP_OK;
     case EP_PATH_GEMM: break;
     }
-    return ep_gemm_packed(d, u, &sc);
+    return ep_gemm_packed(d, u, sc);
 }

@@ -3,8 +3,9 @@
 // out, the blocking, and whether B is read in place.  Every threshold of
 // these decisions is here, each with the measurement that set it.  The
 // schedule depends only on the descriptor, the kernel set, the caches and
-// the thread count asked for; the drivers (ep_gemm.c, ep_gemv.c, ep_smm.c)
-// run exactly what it says, and explain prints it.
+// the thread count asked for; a plan makes it once per GEMM step (the
+// descriptor keeps it, the Plan records it), the drivers (ep_gemm.c,
+// ep_gemv.c, ep_smm.c) run exactly what it says, and explain prints it.
 #include <limits.h>
 #include <stdlib.h>
 #include "ep_api.h"
@@ -60,19 +61,6 @@
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
 
-// EINPLAN_ALWAYS_PACK=1 sends every call through the packed five loops
-// (no GEMV path, no smm path, no in-place B): tests compare the paths
-// with it.  Read once.
-static int ep_always_pack(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("EINPLAN_ALWAYS_PACK");
-        v = e && *e && *e != '0';
-    }
-    return v;
-}
-
 // Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
 // and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
 // it -- read A, B and C in place through the ISA's smm kernel.  With n that
@@ -89,7 +77,7 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 {
     const ep_groups_t *g = d->g;
     int fp32 = d->dtype == EP_FLOAT32;
-    if ((fp32 ? !u->ssmm : !u->dsmm) || d->b_packed || ep_always_pack())
+    if ((fp32 ? !u->ssmm : !u->dsmm) || d->b_packed)
         return 0;
     if (N > (fp32 ? u->smm_max_n_s : u->smm_max_n_d) || K == 0 || M > INT_MAX)
         return 0;
@@ -115,12 +103,30 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
            g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
 }
 
-void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
+// The thread count a call asks for: the descriptor's, else the library's
+// setting (set_num_threads, EINPLAN_NUM_THREADS, OpenMP's cap), clamped.
+static int ep_schedule_threads(const ep_gemm_desc_t *d)
+{
+    return ep_clamp_threads(d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
+}
+
+int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *d)
+{
+    return s->for_threads == ep_schedule_threads(d) && s->for_isa == ep_isa() &&
+           s->for_b_packed == (d->b_packed != NULL);
+}
+
+// The schedule of a call; packed_only: the packed path whatever the shape
+// (no GEMV, no smm, no B read in place).
+static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_only)
 {
     const ep_ukr_set_t *u = ep_ukr_set();
     ep_dim_t M = ep_group_size(&d->g->m), N = ep_group_size(&d->g->n);
     ep_dim_t K = ep_group_size(&d->g->k), NB = ep_group_size(&d->g->batch);
-    int nt = ep_clamp_threads(d->nthreads > 0 ? d->nthreads : ep_get_num_threads());
+    int nt = ep_schedule_threads(d);
+    s->for_threads = nt;
+    s->for_isa = ep_isa();
+    s->for_b_packed = d->b_packed != NULL;
     s->M = M; s->N = N; s->K = K; s->NB = NB;
     s->bk = ep_blocking(d->dtype);
     s->direct_b = 0;
@@ -134,7 +140,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
     // Threads: none for small work (a fork/join costs more than it saves)
     if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
     // 1m (complex) needs B's packing: the packed path only
-    if (K > 0 && (M == 1 || N == 1) && !ep_always_pack() && !d->b_packed && !d->cplx) {
+    if (K > 0 && (M == 1 || N == 1) && !packed_only && !d->b_packed && !d->cplx) {
         // GEMV: whole vectors per thread when batches are many and small,
         // else slices of the output vector
         s->path = EP_PATH_GEMV;
@@ -144,7 +150,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
                                                                  : EP_LOOP_N;
         return;
     }
-    if (!d->cplx && ep_smm_fits(d, u, M, N, K)) {
+    if (!d->cplx && !packed_only && ep_smm_fits(d, u, M, N, K)) {
         // threads over batches when there are enough, else over rows
         s->path = EP_PATH_SMM;
         s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
@@ -169,7 +175,7 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
         if (s->bk.nc < EP_SCALE_BLOCK) s->bk.nc = EP_SCALE_BLOCK;
     }
     s->direct_b = M <= (d->dtype == EP_FLOAT32 ? u->direct_b_max_m_s : u->direct_b_max_m_d) &&
-                  !ep_always_pack() && !d->b_packed &&
+                  !packed_only && !d->b_packed &&
                   !d->cplx;
     s->nthreads = nt;
     if (nt > 1) {
@@ -177,4 +183,14 @@ void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
         s->loop = by_batch ? EP_LOOP_BATCH
                 : mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS ? EP_LOOP_M : EP_LOOP_N;
     }
+}
+
+void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)
+{
+    ep_schedule(d, s, 0);
+}
+
+void ep_gemm_schedule_packed(const ep_gemm_desc_t *d, ep_schedule_t *s)
+{
+    ep_schedule(d, s, 1);
 }

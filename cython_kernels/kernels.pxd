@@ -21,16 +21,6 @@ cdef extern from "ep_api.h" nogil:
     ctypedef struct ep_groups_t:
         ep_group_t m, n, k, batch
 
-    ctypedef struct ep_gemm_desc_t:
-        ep_dtype_t dtype
-        const ep_groups_t *g
-        const void *a
-        const void *b
-        void *c
-        double alpha, beta
-        int nthreads
-        const void *b_packed
-        int cplx
     enum: EP_N_B, EP_N_C, EP_K_A, EP_K_B
     enum:
         EP_CPLX_1M
@@ -59,8 +49,25 @@ cdef extern from "ep_api.h" nogil:
         ep_blocking_t bk
         int direct_b
         ep_dim_t M, N, K, NB
+        int for_threads
+        int for_isa
+        int for_b_packed
 
+    ctypedef struct ep_gemm_desc_t:
+        ep_dtype_t dtype
+        const ep_groups_t *g
+        const void *a
+        const void *b
+        void *c
+        double alpha, beta
+        int nthreads
+        const void *b_packed
+        int cplx
+        const ep_schedule_t *sched
     void ep_gemm_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *s)
+    void ep_gemm_schedule_packed(const ep_gemm_desc_t *desc, ep_schedule_t *s)
+    int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *desc)
+    const ep_schedule_t *ep_call_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *now)
     ep_status_t ep_gemm(const ep_gemm_desc_t *desc)
     ctypedef enum ep_copy_kind_t:
         EP_COPY_EMPTY

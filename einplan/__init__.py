@@ -29,7 +29,7 @@
         gemm_step.py    one builder per step type: roles, merges,
         reduce_step.py  orientation, kernel, cost
         nest_step.py
-        kernel_choice.py  what explain still re-derives of C's choices
+        kernel_choice.py  the kernel choice, read from the Plan
       schema.py         frozen records (one field per key) -> SCHEMA, validate
       report.py, render.py   dict / JSON / text / summary / markdown
       measure.py        measure=True: the call timed beside the model

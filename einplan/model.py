@@ -68,6 +68,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _native
+from .plan import KernelChoice, KernelPath, ParallelLoop
 
 # vector width in bits of the micro-kernels of each ISA
 VECTOR_BITS = {"avx512": 512, "avx2": 256, "generic": 128}
@@ -283,7 +284,7 @@ def _calibrate() -> Machine:
 
 @dataclass(frozen=True)
 class GemmSchedule:
-    """Blocking and threading ep_gemm() applies to one call (mirrors ep_schedule.c)."""
+    """A GemmStep's KernelChoice with the sizes and tile counts it implies."""
     M: int
     N: int
     K: int
@@ -294,13 +295,13 @@ class GemmSchedule:
     kc: int
     nc: int
     threads: int
-    parallel_loop: str      # "batch", "ic", "jr" or "none"
+    loop: ParallelLoop      # what the threads share out
     n_jc: int               # NC-blocks of n
     n_pc: int               # KC-blocks of k
     n_ic: int               # MC-blocks of m
     tiles: int              # C micro-tiles per GEMM
     fringe_tiles: int       # of which partial (m % MR or n % NR)
-    path: str = "packed"    # "packed" (five loops), "gemv" or "smm" (no packing)
+    path: KernelPath = KernelPath.GEMM
     direct_b: bool = False  # full B panels read in place (small m)
 
 
@@ -308,35 +309,36 @@ def _ceil(a, b):
     return -(-a // b)
 
 
-def gemm_schedule(M, N, K, NB, threads: int, call=None,
-                  dtype=np.float64) -> GemmSchedule:
-    """The path, effective MC/KC/NC, thread count and parallel loop of ``ep_gemm``.
-
-    Asked from the C core itself (``ep_gemm_schedule``, the decision
-    ``ep_gemm`` runs): on the step's own descriptor ``call`` when given, else
-    on a contiguous descriptor of these sizes.
-    """
-    if call is None:
-        call = _native.prepare_gemm(dtype, [(M, K, N)] if M != 1 else [],
-                                    [(N, 1, 1)] if N != 1 else [],
-                                    [(K, 1, N)] if K != 1 else [],
-                                    [(NB, M * K, K * N, M * N)] if NB != 1 else [])
-    s = call.schedule(int(threads))
-    mr, nr, mc, kc, nc = s["mr"], s["nr"], s["mc"], s["kc"], s["nc"]
-    loop = {"none": "none", "batch": "batch", "m": "ic", "n": "jr"}[s["loop"]]
-    path = {"gemm": "packed", "gemv": "gemv", "smm": "smm", "empty": "packed"}[s["path"]]
-    if path != "packed":
-        return GemmSchedule(M, N, K, NB, mr, nr, 0, 0, 0, s["threads"], loop,
-                            0, 0, 0, 0, 0, path, False)
+def schedule_of(choice: KernelChoice, M, N, K, NB) -> GemmSchedule:
+    """The sizes and tile counts of a GEMM of M x N x K (x NB) run as
+    ``choice`` says (a 1m step: N and K of its real GEMM)."""
+    c = choice
+    if c.path in (KernelPath.GEMV, KernelPath.SMM):
+        return GemmSchedule(M, N, K, NB, c.mr, c.nr, 0, 0, 0, c.threads, c.loop,
+                            0, 0, 0, 0, 0, c.path, False)
+    mc, kc, nc = c.mc, c.kc, c.nc
     # tiles: per MC-block ceil(mc_i / MR) rows of tiles, per NC-block ceil(nc_j / NR)
-    m_tiles, m_fringe = _tiles(M, mc, mr)
-    n_tiles, n_fringe = _tiles(N, nc or 1, nr)
+    m_tiles, m_fringe = _tiles(M, mc, c.mr)
+    n_tiles, n_fringe = _tiles(N, nc or 1, c.nr)
     tiles = m_tiles * n_tiles
     full = (m_tiles - m_fringe) * (n_tiles - n_fringe)
-    return GemmSchedule(M, N, K, NB, mr, nr, mc, kc, nc, s["threads"], loop,
+    return GemmSchedule(M, N, K, NB, c.mr, c.nr, mc, kc, nc, c.threads, c.loop,
                         _ceil(N, nc) if N and nc else 0, _ceil(K, kc) if K and kc else 0,
-                        _ceil(M, mc) if M and mc else 0, tiles, tiles - full, path,
-                        s["direct_b"])
+                        _ceil(M, mc) if M and mc else 0, tiles, tiles - full,
+                        KernelPath.GEMM, c.b_in_place)
+
+
+def gemm_schedule(M, N, K, NB, threads: int, dtype=np.float64) -> GemmSchedule:
+    """What ``ep_gemm`` would do with a contiguous GEMM of these sizes (a
+    GEMM no plan holds: explain's loop that a merge avoids), asked from the
+    C core's own schedule function.  A plan's steps carry theirs
+    (``GemmStep.kernel``)."""
+    call = _native.prepare_gemm(dtype, [(M, K, N)] if M != 1 else [],
+                                [(N, 1, 1)] if N != 1 else [],
+                                [(K, 1, N)] if K != 1 else [],
+                                [(NB, M * K, K * N, M * N)] if NB != 1 else [])
+    s = call.schedule(int(threads))
+    return schedule_of(KernelChoice.from_schedule(s, bool(s["direct_b"])), M, N, K, NB)
 
 
 def _tiles(extent, block, tile):
@@ -378,11 +380,11 @@ def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, byte
     s = sched
     item = _real_itemsize(dtype)
     flops = 2.0 * s.M * s.N * s.K * s.NB * n_real_gemms
-    if s.path in ("gemv", "smm"):
+    if s.path in (KernelPath.GEMV, KernelPath.SMM):
         # no packing: GEMV uses every matrix element once (memory-bound, dot /
         # axpy loops at about half the FMA peak in cache); smm runs narrow
         # GEMMs in place with masked vectors
-        eff = GEMV_EFFICIENCY if s.path == "gemv" else SMM_EFFICIENCY
+        eff = GEMV_EFFICIENCY if s.path == KernelPath.GEMV else SMM_EFFICIENCY
         nr_ = n_real_gemms if n_real_gemms > 1 else 1
         moved = (bytes_a + bytes_b + bytes_c) * nr_
         t_c = flops / (mach.peak_gflops(dtype, s.threads) * 1e9 * eff)
@@ -400,11 +402,11 @@ def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, byte
     fma_cycles = max(s.kc, 1) * s.mr * s.nr / (lanes * mach.fma_units)
     ctile_cycles = 2.0 * s.mr * s.nr / lanes + 20.0
     k_use = fma_cycles / (fma_cycles + ctile_cycles)
-    if s.parallel_loop == "batch":
+    if s.loop == ParallelLoop.BATCH:
         units = s.NB
-    elif s.parallel_loop == "ic":
+    elif s.loop == ParallelLoop.M:
         units = s.n_ic
-    elif s.parallel_loop == "jr":
+    elif s.loop == ParallelLoop.N:
         units = _ceil(s.nc, s.nr) if s.nc else 1
     else:
         units = 1
@@ -414,7 +416,7 @@ def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, byte
     t_compute = flops / (peak * eff) if flops else 0.0
     # packing: A once per NC-block (by every thread when they split jr), B once
     # per GEMM; padded to whole micro-panels inside the buffer
-    a_pack_copies = s.n_jc * (s.threads if s.parallel_loop == "jr" else 1)
+    a_pack_copies = s.n_jc * (s.threads if s.loop == ParallelLoop.N else 1)
     elems_a = m_pad * s.K * a_pack_copies
     elems_b = n_pad * s.K
     if direct_b:   # full NR panels read in place; only the fringe panel is packed

@@ -39,6 +39,54 @@ class KernelKind(enum.Enum):
     FALLBACK_NUMPY = "fallback_numpy"
 
 
+class KernelPath(enum.Enum):
+    """The path the C core runs a GemmStep on (ep_path_t, by its C names)."""
+    EMPTY = "empty"    # nothing to compute (an empty m, n or batch)
+    GEMM = "gemm"      # packed: BLIS's five loops around the micro-kernel
+    GEMV = "gemv"      # m or n is 1: each matrix element used once, no packing
+    SMM = "smm"        # narrow n: A, B and C read in place, no packing
+
+
+class ParallelLoop(enum.Enum):
+    """The loop a GemmStep's threads share out (ep_loop_t, by its C names)."""
+    NONE = "none"      # one thread
+    BATCH = "batch"    # whole GEMMs per thread
+    M = "m"            # MC blocks of m (the ic loop)
+    N = "n"            # NR panels of n (the jr loop)
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    """How the C core runs one GemmStep: its schedule (``ep_gemm_schedule``,
+    made once when the plan is made and kept with the step's compiled
+    descriptor, which runs it) and the orientation's reason.
+
+    The schedule holds for ``for_threads`` threads asked for; a call under
+    another thread count is scheduled again by the C core.  ``c_unit`` is
+    C's unit-stride index (of extent > 1), ``c_unit_role`` its role: 'n'
+    when the orientation put it where the micro-kernel's vectors run.
+    """
+    path: KernelPath
+    threads: int
+    loop: ParallelLoop
+    mr: int
+    nr: int
+    mc: int
+    kc: int
+    nc: int
+    b_in_place: bool          # full NR panels of B read without packing
+    for_threads: int
+    c_unit: str | None = None
+    c_unit_role: str | None = None
+
+    @classmethod
+    def from_schedule(cls, s: dict, b_in_place=False, c_unit=None, c_unit_role=None):
+        """The record of a schedule as the compiled module gives it."""
+        return cls(KernelPath(s["path"]), s["threads"], ParallelLoop(s["loop"]), s["mr"],
+                   s["nr"], s["mc"], s["kc"], s["nc"], b_in_place, s["for_threads"],
+                   c_unit, c_unit_role)
+
+
 @dataclass(frozen=True)
 class Fallback:
     """Why the whole einsum is handed to numpy.einsum."""
@@ -202,6 +250,9 @@ class GemmStep:
     # the plan is made; not part of the plan's identity
     native: object = field(default=None, compare=False, repr=False)
     engine: str = "gemm"
+    # the C core's schedule and the orientation's reason (None without the
+    # compiled module)
+    kernel: KernelChoice | None = None
 
     @property
     def one_call(self) -> bool:

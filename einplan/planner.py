@@ -34,7 +34,7 @@ from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
 from .operands import (check_options, check_path_name, check_span, dense_strides,
                        numpy_pairwise_dtypes, optimize_key, plan_key, resolve_dtype)
 from .path import check_explicit as check_explicit_path, pairwise_path
-from .plan import OUT, Buffer, Fallback, GemmStep, KernelKind, Plan, ReduceStep
+from .plan import OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, Plan, ReduceStep
 from .roles import assign_roles, diagonal_view, presum_labels
 
 _NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}
@@ -106,6 +106,9 @@ def make_plan(spec, infos, options: Options = Options(), out_info=None,
     key = plan_key(spec.inputs, spec.output, infos, out_info, options)
     if gemm_only:
         key += ("gemm_only",)
+    if _native.available():
+        # a plan records the C core's schedule for the thread count in effect
+        key += (_native.get_num_threads(),)
     with _cache_lock:
         plan = _cache.get(key)
         if plan is not None:
@@ -739,9 +742,27 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
                     cmode, layout.breaks, moved)
     if _native.available():
         kdtype = b.dtype if cmode == "1m" else b.kernel_dtype
-        step = replace(step, native=_native.prepare_gemm(kdtype, *step.groups()))
+        native = _native.prepare_gemm(kdtype, *step.groups())
+        step = replace(step, native=native, kernel=_kernel_choice(step, native, sc, sizes))
     b.steps.append(step)
     st = None
     if not final:
         st = _Slot(dst, full, buf.strides, "c" if is_complex else "")
     return st, buf
+
+
+def _kernel_choice(step, native, c_strides, sizes) -> KernelChoice:
+    """The step's record of the C core's schedule, made with its descriptor
+    (``native.planned()``), and of where the orientation put C's unit-stride
+    index."""
+    sched = native.planned()
+    unit = _unit_label({c: s for c, s in c_strides.items() if sizes.get(c, 0) != 1})
+    role = None
+    for r, g in (("batch", step.batch), ("m", step.m), ("n", step.n)):
+        if unit is not None and unit in g.labels:
+            role = r
+    # ep_gemm reads full NR-wide B panels in place when its schedule allows
+    # it (m small) and B has one n axis of unit stride and a regular k
+    b_in_place = (sched["direct_b"] and len(step.n.axes) == 1 and len(step.k.axes) <= 1
+                  and step.n.axes[0].strides[0] == 1 and sched["N"] >= sched["nr"])
+    return KernelChoice.from_schedule(sched, bool(b_in_place), unit, role)

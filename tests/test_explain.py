@@ -8,6 +8,7 @@ import pytest
 
 import einplan
 from einplan import _native, model
+from einplan.plan import KernelPath, ParallelLoop
 
 from _gemm_util import smm_in_use
 from einplan.explain import (SCHEMA, SCHEMA_VERSION, Report, _fmt_bytes, _fmt_time, explain,
@@ -329,21 +330,23 @@ def test_schedule_is_ep_gemms_own():
     f32 = {"dtype": np.float32}
     s = model.gemm_schedule(462, 1536, 512, 1, 2, **f32)
     # m = 462 (58 panels of 8): the two threads split m
-    assert (s.path, s.threads, s.parallel_loop, s.kc, s.nc) == ("packed", 2, "ic", 512, 1536)
+    assert (s.path, s.threads, s.loop, s.kc, s.nc) == (KernelPath.GEMM, 2, ParallelLoop.M,
+                                                       512, 1536)
     # 77 GEMMs of 6 x 512 x 1536 (9.4 MFLOP each): enough to share out whole
-    assert model.gemm_schedule(6, 1536, 512, 77, 2, **f32).parallel_loop == "batch"
+    assert model.gemm_schedule(6, 1536, 512, 77, 2, **f32).loop == ParallelLoop.BATCH
     # 3 GEMMs of 256^3 (odd count) and 2 of 512^3 (> 1e8 flops): split inside each
-    assert model.gemm_schedule(256, 256, 256, 3, 2, **f32).parallel_loop == "ic"
-    assert model.gemm_schedule(512, 512, 512, 2, 2, **f32).parallel_loop == "ic"
+    assert model.gemm_schedule(256, 256, 256, 3, 2, **f32).loop == ParallelLoop.M
+    assert model.gemm_schedule(512, 512, 512, 2, 2, **f32).loop == ParallelLoop.M
     # 3 GEMMs of 6 x 512 x 1536: all threads share each GEMM, split n
-    assert model.gemm_schedule(6, 1536, 512, 3, 2, **f32).parallel_loop == "jr"
+    assert model.gemm_schedule(6, 1536, 512, 3, 2, **f32).loop == ParallelLoop.N
     # many small GEMMs (< 4 MFLOP each): one whole GEMM per thread
-    assert model.gemm_schedule(6, 100, 64, 77, 2, **f32).parallel_loop == "batch"
+    assert model.gemm_schedule(6, 100, 64, 77, 2, **f32).loop == ParallelLoop.BATCH
     # tiny batched blocks: the in-place smm path; one GEMV; a tiny GEMM on one thread
-    assert model.gemm_schedule(8, 8, 8, 500, 2).path == ("smm" if smm_in_use() else "packed")
-    assert model.gemm_schedule(1, 300, 300, 1, 2).path == "gemv"
+    assert model.gemm_schedule(8, 8, 8, 500, 2).path == (KernelPath.SMM if smm_in_use()
+                                                         else KernelPath.GEMM)
+    assert model.gemm_schedule(1, 300, 300, 1, 2).path == KernelPath.GEMV
     tiny = model.gemm_schedule(70, 70, 70, 1, 2)
-    assert tiny.threads == 1 and tiny.parallel_loop == "none" and tiny.path == "packed"
+    assert (tiny.threads, tiny.loop, tiny.path) == (1, ParallelLoop.NONE, KernelPath.GEMM)
     # one row panel: B read in place (every kernel set); 300 rows: packed
     assert model.gemm_schedule(6, 70, 70, 1, 2).direct_b
     assert not model.gemm_schedule(300, 70, 70, 1, 2).direct_b

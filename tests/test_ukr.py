@@ -236,7 +236,7 @@ def test_ukr_twin_rejects_non_arrays(pos):
 C_LAYOUTS = ["row", "col", "strided"]
 
 
-def _gemm_case(isa, dtype, M, N, Kx, layout, alpha, beta, seed):
+def _gemm_case(isa, dtype, M, N, Kx, layout, alpha, beta, seed, gemm=_native.gemm):
     A = rand((M, Kx), dtype, seed)
     B = rand((Kx, N), dtype, seed + 1)
     if layout == "col":
@@ -251,7 +251,7 @@ def _gemm_case(isa, dtype, M, N, Kx, layout, alpha, beta, seed):
     C[...] = c_init
     outside = outside_mask(C, big)
     m, n, k, batch = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
-    out = _native.gemm(A, B, C, m, n, k, batch, alpha, beta)
+    out = gemm(A, B, C, m, n, k, batch, alpha, beta)
     assert out is C
     ref, mag = expected(A, "mk", B, "kn", c_init, "mn", alpha, beta)
     assert_close(C, ref, mag, Kx, dtype)
@@ -309,32 +309,19 @@ def test_einplan_isa_env():
     assert _isa_in_subprocess("") == best
 
 
-_ALWAYS_PACK_SCRIPT = """
-import sys, numpy as np
-sys.path.insert(0, sys.argv[1])
-import test_ukr as t
-K = t.K
-for isa in K.available_isas():
-    K.set_isa(isa)
-    for dt in t.DTYPES:
-        bk = K.blocking(dt)
-        MR, NR = bk["mr"], bk["nr"]
-        for Kx in (1, bk["kc"] + 1):
-            for layout in t.C_LAYOUTS:
-                for M, N in ((1, 1), (1, NR + 1), (MR + 1, 1), (1, 2 * NR + 1),
-                             (2 * MR + 1, 1), (MR - 1, NR)):
-                    a, b = t.ALPHA_BETA[(M + N) % len(t.ALPHA_BETA)]
-                    t._gemm_case(isa, dt, M, N, Kx, layout, a, b, seed=M + N)
-print("OK")
-"""
-
-
-def test_gemm_edges_always_pack():
-    """m == 1 / n == 1 through the packed five loops too (EINPLAN_ALWAYS_PACK
-    turns off the GEMV path and in-place B; read once, so a subprocess)."""
-    env = dict(os.environ, EINPLAN_ALWAYS_PACK="1", EINPLAN_NUM_THREADS="1")
-    env.pop("EINPLAN_ISA", None)
-    r = subprocess.run([sys.executable, "-c", _ALWAYS_PACK_SCRIPT,
-                        os.path.dirname(os.path.abspath(__file__))],
-                       env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr[-3000:]
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("isa", ISAS)
+def test_gemm_edges_packed_path(one_thread, use_isa, isa, dtype):
+    """m == 1 / n == 1 and narrow n through the packed five loops too: the
+    descriptor is handed a schedule forced to the packed path (no GEMV, no
+    smm, no B read in place), which ep_gemm runs."""
+    use_isa(isa)
+    bk = K.blocking(dtype)
+    MR, NR = bk["mr"], bk["nr"]
+    for Kx in (1, bk["kc"] + 1):
+        for layout in C_LAYOUTS:
+            for M, N in ((1, 1), (1, NR + 1), (MR + 1, 1), (1, 2 * NR + 1),
+                         (2 * MR + 1, 1), (MR - 1, NR)):
+                a, b = ALPHA_BETA[(M + N) % len(ALPHA_BETA)]
+                _gemm_case(isa, dtype, M, N, Kx, layout, a, b, seed=M + N,
+                           gemm=K.gemm_packed_path)

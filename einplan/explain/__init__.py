@@ -9,7 +9,7 @@ explain reads a Plan, it never decides anything:
         gemm_step.py     per step: roles, merges, orientation, kernel, cost
         reduce_step.py     (model.py prices each step)
         nest_step.py
-        kernel_choice.py what explain still re-derives of the C core's choices
+        kernel_choice.py the GEMM steps' kernel choice, read from the Plan
       schema.py          the records (one field per report key), SCHEMA, validate
       report.py          Report: to_dict(), to_json(), str(), summary(), markdown
       measure.py         measure=True: einsum timed on the operands (or random data)

@@ -7,7 +7,7 @@ from math import prod
 
 from .. import _native, model
 from ..layout import HOLDERS
-from ..plan import OUT, Role
+from ..plan import OUT, KernelPath, ParallelLoop, Role
 from . import kernel_choice
 from .render import fmt_time
 from .schema import (ComplexMethod, Kernel, LoopAlternative, Merge, NotMerged, PanelLoop,
@@ -17,14 +17,18 @@ from .schema import (ComplexMethod, Kernel, LoopAlternative, Merge, NotMerged, P
 _N_REAL_GEMMS = {"": 1, "cc": 4, "1m": 1}
 _PACKED_PATH = "packed: BLIS five loops around the MR x NR micro-kernel"
 _NO_PACK = {
-    "gemv": ("not packed (no-pack GEMV path)",
+    KernelPath.GEMV: ("not packed (no-pack GEMV path)",
              "gemv: m or n is 1, every matrix element is used once, so nothing is packed "
              "(dot / axpy loops through the strides)"),
-    "smm": ("not packed (small in-place path)",
+    KernelPath.SMM: ("not packed (small in-place path)",
             "smm: n is narrow (at most 8 vectors), so A, B and C are read in place, up to "
             "8 rows of C per register tile (masked last vector); packing A would cost as "
             "much as the arithmetic it feeds"),
 }
+# the threads' loop by the names of BLIS's loops (ic over MC blocks of m,
+# jr over NR panels of n)
+_LOOP_WORD = {ParallelLoop.NONE: "none", ParallelLoop.BATCH: "batch", ParallelLoop.M: "ic",
+              ParallelLoop.N: "jr"}
 _BLOCK_SCATTER = "block-scatter (gather where offsets are irregular)"
 _SINGLE_STRIDE = "single stride per micro-panel"
 
@@ -37,20 +41,20 @@ def build(ctx, i, step) -> Step:
         sc = _intermediate(ctx, i, step)
     groups = {"batch": step.batch, "m": step.m, "n": step.n, "k": step.k}
     M, N, K, NB = step.m.extent, step.n.extent, step.k.extent, step.batch.extent
-    orient = kernel_choice.orientation(ctx, step, sc)
+    orient = kernel_choice.orientation(ctx, step)
     sched = kernel_choice.gemm_schedule(step)
     nreal = _N_REAL_GEMMS.get(step.complex_mode, 1)
     item = ctx.dtype.itemsize
     gather_a = len(step.m.axes) > 1 or len(step.k.axes) > 1
     gather_b = len(step.n.axes) > 1 or len(step.k.axes) > 1
-    direct_b = kernel_choice.direct_b(sched, step)
+    direct_b = step.kernel.b_in_place
     bytes_a = _batch_extent(step.batch, "A") * M * K * item
     bytes_b = _batch_extent(step.batch, "B") * K * N * item
     pred = model.predict_gemm(ctx.mach, ctx.real, sched, bytes_a, bytes_b, NB * M * N * item,
                               nreal, gather_a, gather_b, overhead_call=ctx.price_flag(),
                               direct_b=direct_b)
     kernel = _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b,
-                     direct_b and sched.path not in ("gemv", "smm"))
+                     direct_b and sched.path not in _NO_PACK)
     return Step(
         i, step.kind.value,
         f"{ctx.slot_source.get(step.a)} x {ctx.slot_source.get(step.b)} -> "
@@ -206,7 +210,7 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
     cm = _complex_method(step) if step.complex_mode else None
     return Kernel(step.kind.value, ctx.cfg["isa"], *tile,
                   {k: blocking.get(k) for k in ("mc", "kc", "nc")}, sched.threads,
-                  sched.parallel_loop, NB, nreal, sched.tiles * NB, sched.fringe_tiles * NB,
+                  _LOOP_WORD[sched.loop], NB, nreal, sched.tiles * NB, sched.fringe_tiles * NB,
                   int(pred.bytes_packed), pack_a, pack_b, path, cm,
                   None if cm is None else cm.text)
 

@@ -1,11 +1,11 @@
-"""The kernel decisions explain re-derives instead of reading them from the Plan.
+"""The kernel decisions explain prints, read from the Plan.
 
-The Plan does not yet hold them: the C core decides the GEMM path, blocking,
-threads and whether B is read in place at call time (``ep_gemm_schedule``),
-ep_copy its schedule likewise, and the orientation's reason is recomputed
-from C's strides.  Everything explain asks or recomputes about those choices
-is here, so that when the Plan carries a kernel-choice record per step the
-report reads it in this one place.
+A GemmStep's ``kernel`` record holds the C core's schedule (made once with
+the step's compiled descriptor, which runs it) and where the orientation put
+C's unit-stride index; explain reads them here and derives only what they
+imply (tile counts, the words of the report).  Two things are still asked of
+the C core at explain time: the schedule of a loop of smaller GEMMs (a GEMM
+no plan holds) and ep_copy's schedule for a copy step.
 """
 from __future__ import annotations
 
@@ -14,28 +14,18 @@ from ..plan import OUT
 from .schema import Orientation
 
 
-def gemm_schedule(step, threads=None):
-    """The schedule ep_gemm runs for this step's own descriptor.  A 1m step
-    runs one real GEMM of m x 2n x 2k."""
+def gemm_schedule(step):
+    """The schedule the step's descriptor runs, with its tile counts.  A 1m
+    step runs one real GEMM of m x 2n x 2k."""
     c2 = 2 if step.complex_mode == "1m" else 1
-    return model.gemm_schedule(step.m.extent, c2 * step.n.extent, c2 * step.k.extent,
-                               step.batch.extent,
-                               _native.get_num_threads() if threads is None else threads,
-                               call=step.native)
+    return model.schedule_of(step.kernel, step.m.extent, c2 * step.n.extent,
+                             c2 * step.k.extent, step.batch.extent)
 
 
 def loop_schedule(m, n, k, nb, dtype):
     """The schedule of a batched loop of contiguous m x k x n GEMMs (the
     alternative a merge avoids)."""
     return model.gemm_schedule(m, n, k, nb, _native.get_num_threads(), dtype=dtype)
-
-
-def direct_b(sched, step) -> bool:
-    """ep_gemm reads full NR-wide B panels in place (no packing) when its
-    schedule allows it (m small) and B's n stride is 1 with a regular k."""
-    if not sched.direct_b or len(step.n.axes) != 1 or len(step.k.axes) > 1:
-        return False
-    return step.n.axes[0].strides[0] == 1 and sched.N >= sched.nr
 
 
 def copy_schedule(ctx, step, src_st, dst_st, itemsize):
@@ -50,16 +40,10 @@ def copy_schedule(ctx, step, src_st, dst_st, itemsize):
                                  [dst_st[c] for c in labels], itemsize)
 
 
-def orientation(ctx, step, sc) -> Orientation:
+def orientation(ctx, step) -> Orientation:
     """Which operand feeds the kernel's rows (A) and which its columns (B),
     and why: C's unit-stride index lands in n where the vectors run."""
-    sizes = ctx.sizes
-    cand = {c: s for c, s in sc.items() if sizes.get(c, 0) != 1}
-    unit = min(cand, key=lambda c: abs(cand[c])) if cand else None
-    role = None
-    for r, g in (("batch", step.batch), ("m", step.m), ("n", step.n)):
-        if unit is not None and unit in g.labels:
-            role = r
+    unit, role = step.kernel.c_unit, step.kernel.c_unit_role
     a_src, b_src = ctx.slot_source.get(step.a), ctx.slot_source.get(step.b)
     first, second = ("second", "first") if step.swapped else ("first", "second")
     if role == "n":

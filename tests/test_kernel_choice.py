@@ -1,0 +1,165 @@
+"""The Plan carries the kernel choice: every GemmStep holds the C core's
+schedule (made once, with its compiled descriptor, which runs it), and a
+call under another thread count is scheduled again by the C core."""
+import numpy as np
+import pytest
+
+import einplan
+from einplan import _native, planner
+from einplan.operands import describe, describe_operands
+from einplan.plan import GemmStep, KernelChoice, KernelPath, ParallelLoop
+from einplan.spec import parse_spec
+
+pytestmark = pytest.mark.skipif(not _native.available(), reason="needs the compiled kernels")
+
+
+def _gemm_steps(subscripts, *ops, **kw):
+    spec, _ = parse_spec((subscripts, *ops))
+    plan = planner.make_plan(spec, describe_operands(ops), planner.Options.make(**kw))
+    return [s for s in plan.steps if isinstance(s, GemmStep)]
+
+
+def _rand(*shape, dtype=np.float64):
+    return np.random.default_rng(0).standard_normal(shape).astype(dtype)
+
+
+CASES = [
+    ("ij,jk->ik", (300, 200), (200, 100), np.float64),    # packed
+    ("ij,jk->ik", (6, 512), (512, 300), np.float32),      # packed, B in place
+    ("ij,j->i", (500, 400), (400,), np.float64),          # GEMV
+    ("bij,bjk->bik", (64, 8, 8), (64, 8, 8), np.float32),  # many small GEMMs
+    ("ij,jk->ki", (200, 150), (150, 120), np.float64),    # C's unit index in m
+    ("ij,jk->ik", (90, 70), (70, 50), np.complex128),     # 1m
+    ("abcd,dbef->aecf", (6, 4, 5, 7), (7, 4, 6, 3), np.float64),
+]
+
+
+@pytest.mark.parametrize("spec,sa,sb,dtype", CASES)
+def test_record_is_the_descriptors_schedule(restore_threads, spec, sa, sb, dtype):
+    """The record is the schedule made with the step's descriptor, for the
+    thread count of plan time, and the one a call with that count runs."""
+    for nt in (1, 2):
+        einplan.set_num_threads(nt)
+        for step in _gemm_steps(spec, _rand(*sa, dtype=dtype), _rand(*sb, dtype=dtype)):
+            k = step.kernel
+            assert isinstance(k, KernelChoice)
+            planned = step.native.planned()
+            assert k == KernelChoice.from_schedule(planned, k.b_in_place, k.c_unit,
+                                                   k.c_unit_role)
+            assert k.for_threads == _native.get_num_threads()
+            fresh = step.native.schedule(nthreads=k.for_threads)
+            assert {**fresh, "for_threads": k.for_threads} == planned
+            run, is_planned = step.native.call_schedule()
+            assert is_planned and run == planned
+
+
+def test_enums_name_the_c_values():
+    """KernelPath and ParallelLoop carry C's names (ep_path_t, ep_loop_t), as
+    the compiled module gives them."""
+    seen_paths, seen_loops = set(), set()
+    shapes = [((1, 300, 300, 1), 2), ((300, 300, 300, 1), 2), ((8, 8, 8, 500), 2),
+              ((6, 1536, 512, 3), 2), ((6, 100, 64, 77), 2), ((0, 5, 5, 1), 1),
+              ((462, 1536, 512, 1), 2), ((70, 70, 70, 1), 1)]
+    for (m, n, k, nb), nt in shapes:
+        call = _native.prepare_gemm(np.float32, [(m, k, n)], [(n, 1, 1)], [(k, 1, n)],
+                                    [(nb, m * k, k * n, m * n)] if nb != 1 else [])
+        s = call.schedule(nt)
+        seen_paths.add(KernelPath(s["path"]))
+        seen_loops.add(ParallelLoop(s["loop"]))
+    assert {KernelPath.EMPTY, KernelPath.GEMM, KernelPath.GEMV} <= seen_paths
+    assert seen_loops == set(ParallelLoop)
+
+
+def test_orientation_reason_recorded():
+    """C's unit-stride index and its role are in the record: n when an
+    operand order puts it there, m when none does."""
+    a, b = _rand(40, 30), _rand(30, 20)
+    (s,) = _gemm_steps("ij,jk->ik", a, b)
+    assert (s.kernel.c_unit, s.kernel.c_unit_role) == ("k", "n")
+    (s,) = _gemm_steps("ij,jk->ik", a, b, order="F")
+    assert (s.kernel.c_unit, s.kernel.c_unit_role) == ("i", "n")
+    assert s.swapped
+    out = np.empty((20, 40)).T   # C's unit stride on i with A's rows fixed
+    plan = planner.make_plan(parse_spec(("ij,jk->ik", a, b))[0], describe_operands((a, b)),
+                             planner.Options.make(), describe(out))
+    (s,) = [x for x in plan.steps if isinstance(x, GemmStep)]
+    assert s.kernel.c_unit == "i" and s.kernel.c_unit_role == "n"
+
+
+@pytest.mark.parametrize("front", ["einsum", "plan"])
+def test_thread_change_between_calls(restore_threads, front):
+    """A plan made for one thread count, called under another: the C core
+    schedules that call for the new count (the planned schedule no longer
+    holds), the result stays numpy's, and back at the planned count the
+    planned schedule runs again."""
+    a, b = _rand(400, 300), _rand(300, 500)
+    want = a @ b
+    einplan.set_num_threads(1)
+    if front == "plan":
+        p = einplan.plan("ij,jk->ik", a.shape, b.shape)
+        call = lambda: p(a, b)  # noqa: E731
+        step = p._plan.only_step
+    else:
+        call = lambda: einplan.einsum("ij,jk->ik", a, b)  # noqa: E731
+        (step,) = _gemm_steps("ij,jk->ik", a, b)
+    np.testing.assert_allclose(call(), want, rtol=1e-10, atol=1e-10)
+    assert step.kernel.for_threads == 1 and step.kernel.threads == 1
+    run, planned = step.native.call_schedule()
+    assert planned and run["threads"] == 1
+    einplan.set_num_threads(2)
+    run, planned = step.native.call_schedule()
+    assert not planned and run["for_threads"] == 2
+    assert run["threads"] == (2 if _native.get_num_threads() == 2 else 1)
+    np.testing.assert_allclose(call(), want, rtol=1e-10, atol=1e-10)
+    einplan.set_num_threads(1)
+    run, planned = step.native.call_schedule()
+    assert planned and run["threads"] == 1
+    np.testing.assert_allclose(call(), want, rtol=1e-10, atol=1e-10)
+
+
+def test_plans_are_keyed_by_thread_count(restore_threads):
+    """A plan made under another thread count is not reused: the new plan's
+    record is the schedule for the count in effect (explain prints it)."""
+    a, b = _rand(400, 300), _rand(300, 500)
+    einplan.set_num_threads(1)
+    (s1,) = _gemm_steps("ij,jk->ik", a, b)
+    einplan.set_num_threads(2)
+    (s2,) = _gemm_steps("ij,jk->ik", a, b)
+    assert s1.kernel.for_threads == 1
+    assert s2.kernel.for_threads == _native.get_num_threads()
+    if _native.get_num_threads() == 2:
+        assert s2.kernel.threads == 2 and s2.kernel.loop != ParallelLoop.NONE
+
+
+def test_explicit_threads_per_call(restore_threads):
+    """A call that names its thread count (GemmCall's nthreads) runs the
+    schedule for that count, the planned one only when it is the same."""
+    einplan.set_num_threads(1)
+    a, b = _rand(300, 200), _rand(200, 400)
+    (step,) = _gemm_steps("ij,jk->ik", a, b)
+    run, planned = step.native.call_schedule(nthreads=2)
+    assert not planned and run["for_threads"] == 2
+    run, planned = step.native.call_schedule(nthreads=1)
+    assert planned
+    c = np.empty((300, 400))
+    step.native(a, b, c, nthreads=2)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-10, atol=1e-10)
+
+
+def test_prepacked_b_has_its_own_schedule(restore_threads):
+    """A prepacked plan runs the schedule made when B was packed (no GEMV,
+    no smm, no B read in place), and stays right after a thread change."""
+    einplan.set_num_threads(1)
+    w = _rand(64, 96)
+    x = _rand(6, 64)
+    p = einplan.plan("ij,jk->ik", x.shape, w, constants=[1])
+    assert p.packed is not None
+    call = p._plan.only_step.native
+    run, planned = call.call_schedule(b_prepacked=True)
+    assert planned and run["path"] == "gemm" and not run["direct_b"]
+    assert call.planned()["direct_b"]     # unpacked, 6 rows would read B in place
+    np.testing.assert_allclose(p(x), x @ w, rtol=1e-10, atol=1e-10)
+    einplan.set_num_threads(2)
+    run, planned = call.call_schedule(b_prepacked=True)
+    assert not planned and run["for_threads"] == _native.get_num_threads()
+    np.testing.assert_allclose(p(x), x @ w, rtol=1e-10, atol=1e-10)
