@@ -116,10 +116,11 @@ typedef void (*ep_row_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, 
                                void *o, ep_inc_t so, const void *c, int first);
 typedef void (*ep_rows_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
                                const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
-                               int first);
+                               int first, int nf, const void *const *f, const ep_inc_t *fs);
 typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
                                 const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
-                                ep_inc_t sor, const void *c, int first);
+                                ep_inc_t sor, int first, int nf, const void *const *f,
+                                const ep_inc_t *fs);
 typedef struct {
     ep_row_sum_fn sum;
     ep_row_prod_fn prod;
@@ -288,33 +289,27 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
             for (ep_dim_t j0 = j_lo; j0 < j_hi; j0 += t) {
                 ep_dim_t jn = j_hi - j0 < t ? j_hi - j0 : t;
                 int fj = first && (j0 == 0 || c->so != 0);
-                if (c->nf == 0 && c->nm > 0) {
-                    // the tile's rows in one call
-                    const void *p[EP_NEST_MAXIN];
-                    ep_inc_t rs[EP_NEST_MAXIN];
-                    for (int j = 0; j < c->nm; j++) {
-                        int op = c->mv[j];
-                        p[j] = ptr[op] + (i0 * d->stride[op][dpt] + j0 * c->ms[j]) * es;
-                        rs[j] = d->stride[op][dpt];
-                    }
-                    char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
-                    int f = fj && (i0 == 0 || so0 != 0);
-                    if (c->so == 0) {
-                        c->rows->rows_sum(c->nm, p, c->ms, jn, rs, i1 - i0, o, so0, f);
-                    } else {
-                        double one[2] = {0, 0};
-                        ep_put(c->dt, one, (ep_val_t){1, 0});
-                        c->rows->rows_prod(c->nm, p, c->ms, jn, rs, i1 - i0, o, c->so, so0,
-                                           one, f);
-                    }
-                    continue;
+                // the tile's rows in one call
+                const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
+                ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN];
+                for (int j = 0; j < c->nm; j++) {
+                    int op = c->mv[j];
+                    p[j] = ptr[op] + (i0 * d->stride[op][dpt] + j0 * c->ms[j]) * es;
+                    rs[j] = d->stride[op][dpt];
                 }
-                for (ep_dim_t i = i0; i < i1; i++) {
-                    for (int op = 0; op < nops; op++)
-                        q[op] = ptr[op] + i * d->stride[op][dpt] * es;
-                    int f = fj && (i == 0 || so0 != 0);
-                    ep_row(c, q, j0, jn, f);
+                for (int j = 0; j < c->nf; j++) {
+                    int op = c->fx[j];
+                    fp[j] = ptr[op] + i0 * d->stride[op][dpt] * es;
+                    fs[j] = d->stride[op][dpt];
                 }
+                char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
+                int f = fj && (i0 == 0 || so0 != 0);
+                if (c->so == 0)
+                    c->rows->rows_sum(c->nm, p, c->ms, jn, rs, i1 - i0, o, so0, f,
+                                      c->nf, fp, fs);
+                else
+                    c->rows->rows_prod(c->nm, p, c->ms, jn, rs, i1 - i0, o, c->so, so0,
+                                       f, c->nf, fp, fs);
             }
         }
         (void)E0;
@@ -323,24 +318,27 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
     ep_dim_t e = d->extent[dpt];
     ep_dim_t i0 = dpt == c->split ? lo : 0, i1 = dpt == c->split ? hi : e;
     ep_inc_t so = d->stride[c->nin][dpt];
-    if (dpt == c->inner - 1 && c->nf == 0 && c->nm > 0 && c->split != c->inner) {
-        // the loop around the row in one call: no per-row dispatch
-        const void *p[EP_NEST_MAXIN];
-        ep_inc_t rs[EP_NEST_MAXIN];
+    if (dpt == c->inner - 1 && c->split != c->inner) {
+        // the loop around the row in one call: no per-row dispatch, each
+        // row's scale (the inputs constant along it) made in the kernel
+        const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
+        ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN];
         for (int j = 0; j < c->nm; j++) {
             p[j] = ptr[c->mv[j]] + i0 * d->stride[c->mv[j]][dpt] * es;
             rs[j] = d->stride[c->mv[j]][dpt];
         }
+        for (int j = 0; j < c->nf; j++) {
+            fp[j] = ptr[c->fx[j]] + i0 * d->stride[c->fx[j]][dpt] * es;
+            fs[j] = d->stride[c->fx[j]][dpt];
+        }
         char *o = ptr[c->nin] + i0 * so * es;
         int f = first && (i0 == 0 || so != 0);
         ep_dim_t n = d->extent[c->inner];
-        if (c->so == 0) {
-            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f);
-        } else {
-            double one[2] = {0, 0};
-            ep_put(c->dt, one, (ep_val_t){1, 0});
-            c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, one, f);
-        }
+        if (c->so == 0)
+            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs);
+        else
+            c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, f, c->nf, fp,
+                               fs);
         return;
     }
     for (ep_dim_t i = i0; i < i1; i++) {

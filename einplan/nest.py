@@ -15,6 +15,7 @@ reused across a tile.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 from . import _native
@@ -54,11 +55,52 @@ def _line_cost(strides, itemsize, extent, resident=()):
     return cost + ROW_OVERHEAD / extent
 
 
+def traffic(order, table, itemsize):
+    """Bytes an order of loops (outer to inner) moves between memory and
+    cache, by a coarse model: each operand's cache lines touched by the row,
+    multiplied by every loop around it along which the operand moves, and
+    also by a loop along which it stays put (it is re-read: a summed axis
+    around a large output, a broadcast operand) when what the loops inside
+    touch no longer fits in L2.  A loop of small stride around a row that
+    used one element per line reuses those lines while they fit.  The output
+    counts twice (read and written)."""
+    extent, st = table[order[-1]]
+    foot, moved, sparse = [], [], []
+    for s in st:
+        b = itemsize if s == 0 else extent * min(abs(s) * itemsize, LINE)
+        foot.append(b)
+        moved.append(b)
+        sparse.append(abs(s) * itemsize >= LINE)
+    for c in reversed(order[:-1]):
+        extent, st = table[c]
+        fits = sum(foot) <= L2_RESIDENT
+        for j, s in enumerate(st):
+            if s == 0:
+                if not fits:
+                    moved[j] *= extent
+                continue
+            step = abs(s) * itemsize
+            f = extent
+            if sparse[j] and step < LINE and fits:
+                f = max(1.0, extent * step / LINE)
+                sparse[j] = False
+            moved[j] *= f
+            foot[j] *= f
+    return sum(moved) + moved[-1]
+
+
+MAX_ORDERS = 720    # outer-loop orders the traffic model compares (6 loops)
+ORDER_GAIN = 0.7    # a reordering must cut the modelled traffic to this much
+
+
 def order_loops(table, itemsize):
     """``table``: {label: (extent, strides)} -> labels outer to inner.
 
-    Outer loops by decreasing sum of |strides| (numpy's nditer sorts the same
-    way); the row is the loop of least ``_line_cost``.
+    The row is the loop of least ``_line_cost``.  Outer loops by decreasing
+    sum of |strides| (numpy's nditer sorts the same way) unless another order
+    of them moves much less memory by ``traffic`` (a large output re-visited
+    by a summed loop outside it, a re-read operand that no longer fits in
+    cache).
     """
     labels = sorted(table, key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
     if not labels:
@@ -69,6 +111,15 @@ def order_loops(table, itemsize):
     row = min(reversed(labels),
               key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident))
     labels.remove(row)
+    if 2 <= len(labels) and math.factorial(len(labels)) <= MAX_ORDERS:
+        base = traffic(labels + [row], table, itemsize)
+        best, best_cost = labels, base
+        for perm in itertools.permutations(labels):
+            cost = traffic(list(perm) + [row], table, itemsize)
+            if cost < best_cost:
+                best, best_cost = list(perm), cost
+        if best_cost < ORDER_GAIN * base:
+            labels = best
     return labels + [row]
 
 

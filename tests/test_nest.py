@@ -108,6 +108,63 @@ def test_rows_and_tiles(isa, dtype, one_thread):
         _close(o, A @ v[::2], dtype, n)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_with_scales(isa, dtype, one_thread):
+    """The loop around the row in one call when inputs are constant along the
+    row (each row's scale made in the kernel): an axpy row ('ij,jk->ik' with
+    short rows), a sum row times a scale ('ij,i->i'), a row of nothing but
+    scales ('i,j->i' summed over j), two scales, and the same in tiles."""
+    rng = np.random.default_rng(11)
+    for m, n in [(7, 2), (5, 3), (9, 4), (4, 5), (33, 17)]:
+        A, B = _rand(rng, (m, 3), dtype), _rand(rng, (3, n), dtype)
+        u, w = _rand(rng, m, dtype), _rand(rng, n, dtype)
+        for tile in (0, 2):
+            # 'ij,jk->ik' as loops i > j > k: A constant along the row k
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, 3, 0, n), (3, 1, n, 0), (n, 0, 1, 1)],
+                                 tile=tile)((A, B), o, isa=isa)
+            _close(o, A @ B, dtype, 3)
+            # 'ik,i->i': u constant along the summed row k
+            C = _rand(rng, (m, n), dtype)
+            o = np.full(m, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 1, 1), (n, 1, 0, 0)], tile=tile)(
+                (C, u), o, isa=isa)
+            _close(o, C.sum(1) * u, dtype, n)
+            # 'i,k->i': every input constant along the row (n times u)
+            o = np.full(m, np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(m, 1, 1), (n, 0, 0)], tile=tile)(
+                (u,), o, isa=isa)
+            _close(o, u * n, dtype, n)
+            # 'i,ik,i->ik': two scales and one moving input
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 3, [(m, 1, n, 1, n), (n, 0, 1, 0, 1)], tile=tile)(
+                (u, C, u), o, isa=isa)
+            _close(o, u[:, None] * C * u[:, None], dtype, 2)
+
+
+def test_loop_order_keeps_a_large_output_out_of_summed_loops():
+    """'bij,bjk->bik' with A in F order: sorting loops by stride alone puts
+    the summed j outermost, so the whole output (larger than L2) would be
+    read and written again for every j; the traffic model puts b outside."""
+    A = np.asfortranarray(np.ones((3000, 2, 9), np.float32))
+    B = np.ones((3000, 9, 64), np.float32)
+    plan = _plan_for("bij,bjk->bik", A, B)
+    (step,) = plan.steps
+    order = [lp.labels for lp in step.loops]
+    assert isinstance(step, NestStep) and order[0] == "b" and order[-1] == "k", order
+    np.testing.assert_allclose(einplan.einsum("bij,bjk->bik", A, B),
+                               np.einsum("bij,bjk->bik", A, B), rtol=1e-5)
+
+
+def _plan_for(subscripts, *ops):
+    from einplan.operands import describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return make_plan(spec, describe_operands(arrays))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_threads_split_output_and_partial_sums(dtype):
     """Threads over an output loop (disjoint writes), over a reduced loop of
