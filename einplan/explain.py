@@ -1147,6 +1147,8 @@ class _Builder:
                    and step.row.endswith("contig") else "")
                 + (f", {step.tile}x{step.tile} tiles over the two innermost loops"
                    if step.tile else "")
+                + (f", the row in blocks of {step.block} (block loop outermost)"
+                   if step.block else "")
                 + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread"))
         kernel = {"kind": "nest", "isa": _native.isa() if _native.available() else None,
                   "mr": None, "nr": None, "mc": None, "kc": None, "nc": None,
@@ -1155,7 +1157,7 @@ class _Builder:
                   "bytes_packed": 0, "pack_a": None, "pack_b": None}
         nest = {"engine": step.engine, "loops": loops, "row": step.row,
                 "vectorised": self.d(row.labels) if row is not None else None,
-                "tile": step.tile, "split": split, "threads": threads,
+                "tile": step.tile, "block": step.block, "split": split, "threads": threads,
                 "max_threads": step.threads, "bytes_moved": step.bytes_moved,
                 "itemsize": item}
         return {"index": i, "kind": step.kind.value, "what": what, "engine": "nest",
@@ -1366,6 +1368,7 @@ def render_text(d: dict) -> str:
                      + (f", vectorised along '{nst['vectorised']}'"
                         if nst["row"].endswith("contig") else "")
                      + (f", tiles {nst['tile']}x{nst['tile']}" if nst["tile"] else ", no tiles")
+                     + (f", row blocks of {nst['block']}" if nst["block"] else "")
                      + f"; {nst['threads']} thread(s)"
                      + (f" over '{nst['split']}'" if nst["threads"] > 1 else "")
                      + f" (at most {nst['max_threads']} worth it)")

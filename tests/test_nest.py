@@ -143,6 +143,45 @@ def test_rows_with_scales(isa, dtype, one_thread):
             _close(o, u[:, None] * C * u[:, None], dtype, 2)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_blocks(isa, dtype):
+    """The row in blocks (block loop outermost): a sum row adds each block's
+    partial sum into the output, an elementwise row writes each block once;
+    a last block shorter than the others; one thread and a split loop."""
+    rng = np.random.default_rng(5)
+    m, n, k = 3, 2, 1000
+    A, B = _rand(rng, (m, k), dtype), _rand(rng, (k, 2 * n), dtype)[:, ::2]
+    for threads in (1, 2):
+        for block in (0, 64, 300, 999, 5000):
+            # 'ij,jk->ik' as i > k > j, B strided along the row j
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, k, 0, n), (n, 0, 2, 1), (k, 1, 4 * n // 2, 0)],
+                                 split=0, threads=threads, block=block)((A, B.base), o, isa=isa)
+            _close(o, A @ B, dtype, k)
+            # 'ij,ij->' to a scalar (per-thread partial sums) and 'ij,ij->ij'
+            o = np.full((), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, k, k, 0), (k, 1, 1, 0)], split=0,
+                                 threads=threads, block=block)((A, A), o, isa=isa)
+            _close(o, (A * A).sum(), dtype, m * k)
+            o = np.full((m, k), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, k, k, k), (k, 1, 1, 1)], split=0,
+                                 threads=threads, block=block)((A, A), o, isa=isa)
+            _close(o, A * A, dtype, 1)
+
+
+def test_long_row_reread_runs_in_blocks():
+    """'ij,jk->ik' with a long summed j and a short k: B would be read again
+    for every i; the plan runs the row in blocks that stay in cache."""
+    A, B = np.ones((11, 200000)), np.ones((200000, 2))
+    (step,) = _plan_for("ij,jk->ik", A, B).steps
+    assert isinstance(step, NestStep) and step.block > 0 and step.loops[-1].labels == "j"
+    np.testing.assert_allclose(einplan.einsum("ij,jk->ik", A, B), A @ B)
+    # a plain sum has nothing to re-read: one row, pairwise throughout
+    (step,) = _plan_for("ij->i", A).steps
+    assert step.block == 0
+
+
 def test_loop_order_keeps_a_large_output_out_of_summed_loops():
     """'bij,bjk->bik' with A in F order: sorting loops by stride alone puts
     the summed j outermost, so the whole output (larger than L2) would be
