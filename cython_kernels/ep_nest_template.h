@@ -476,6 +476,39 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 {
     const T *q[EP_NEST_MAXIN];
     T sc[2] = {1, 0};
+    if (n <= 8 && nm <= 2) {
+        // short rows (an axpy of 2-8 elements, 'ij,jk->ik' with k = 4):
+        // a plain loop per row, none of row_prod's set-up
+        for (ep_dim_t r = 0; r < R; r++) {
+            const T *x = nm > 0 ? p[0] + (1 + CPX) * r * rs[0] : 0;
+            const T *y = nm > 1 ? p[1] + (1 + CPX) * r * rs[1] : 0;
+            ep_inc_t sx = nm > 0 ? (1 + CPX) * s[0] : 0, sy = nm > 1 ? (1 + CPX) * s[1] : 0;
+            if (nf) NT(scale)(nf, f, fs, r, sc);
+            T *d = o + (1 + CPX) * r * sor;
+            int fr = first && (r == 0 || sor != 0);
+            for (ep_dim_t i = 0; i < n; i++) {
+#if CPX
+                T vr = sc[0], vi = sc[1], t;
+                if (nm > 0) {
+                    t = vr * x[i * sx] - vi * x[i * sx + 1];
+                    vi = vr * x[i * sx + 1] + vi * x[i * sx]; vr = t;
+                }
+                if (nm > 1) {
+                    t = vr * y[i * sy] - vi * y[i * sy + 1];
+                    vi = vr * y[i * sy + 1] + vi * y[i * sy]; vr = t;
+                }
+                T *e = d + 2 * i * so;
+                if (fr) { e[0] = vr; e[1] = vi; }
+                else { e[0] += vr; e[1] += vi; }
+#else
+                T v = nm == 2 ? sc[0] * (x[i * sx] * y[i * sy])
+                              : nm == 1 ? sc[0] * x[i * sx] : sc[0];
+                d[i * so] = fr ? v : d[i * so] + v;
+#endif
+            }
+        }
+        return;
+    }
     for (ep_dim_t r = 0; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
         if (nf) NT(scale)(nf, f, fs, r, sc);

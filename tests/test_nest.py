@@ -136,6 +136,11 @@ def test_rows_with_scales(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 1, [(m, 1, 1), (n, 0, 0)], tile=tile)(
                 (u,), o, isa=isa)
             _close(o, u * n, dtype, n)
+            # 'i->ik': an elementwise row of nothing but the scale
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(m, 1, n), (n, 0, 1)], tile=tile)(
+                (u,), o, isa=isa)
+            _close(o, np.repeat(u[:, None], n, 1), dtype, 1)
             # 'i,ik,i->ik': two scales and one moving input
             o = np.full((m, n), np.nan, dtype)
             _native.prepare_nest(dtype, 3, [(m, 1, n, 1, n), (n, 0, 1, 0, 1)], tile=tile)(
