@@ -14,6 +14,7 @@ cdef extern from "ep_nest.h" nogil:
         int split
         int nthreads
         int tile
+        ep_dim_t block
         int isa
         const void *in_ "in"[8]
         void *out
@@ -33,7 +34,8 @@ cdef class NestCall:
     cdef readonly object dtype
     cdef bint empty
 
-    def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile):
+    def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
+                 int64_t block=0):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -52,6 +54,7 @@ cdef class NestCall:
         self.d.split = split if -1 <= split < len(loops) else -1
         self.d.nthreads = max(nthreads, 1)
         self.d.tile = max(tile, 0)
+        self.d.block = max(block, 0)
         self.d.isa = -1
         lo = [0] * (nin + 1)
         hi = [0] * (nin + 1)

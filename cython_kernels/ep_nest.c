@@ -116,10 +116,11 @@ typedef void (*ep_row_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, 
                                void *o, ep_inc_t so, const void *c, int first);
 typedef void (*ep_rows_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
                                const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
-                               int first);
+                               int first, int nf, const void *const *f, const ep_inc_t *fs);
 typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
                                 const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
-                                ep_inc_t sor, const void *c, int first);
+                                ep_inc_t sor, int first, int nf, const void *const *f,
+                                const ep_inc_t *fs);
 typedef struct {
     ep_row_sum_fn sum;
     ep_row_prod_fn prod;
@@ -221,6 +222,7 @@ typedef struct {
     int nf, fx[EP_NEST_MAXIN];       // inputs constant along it
     ep_inc_t ms[EP_NEST_MAXIN];      // the moving inputs' row strides
     ep_inc_t so;                     // the output's row stride
+    ep_dim_t row_n;                  // elements of the row (of its block)
     int split;                       // the loop shared out (-1: one thread runs all)
 } ep_nest_ctx_t;
 
@@ -272,14 +274,14 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         if (c->inner >= 0 && c->split == c->inner)
             ep_row(c, ptr, lo, hi - lo, first && (lo == 0 || c->so != 0));
         else
-            ep_row(c, ptr, 0, c->inner >= 0 ? d->extent[c->inner] : 1, first);
+            ep_row(c, ptr, 0, c->inner >= 0 ? c->row_n : 1, first);
         return;
     }
     char *q[EP_NEST_MAXIN + 1];
     if (d->tile > 0 && dpt == c->inner - 1) {
         // two innermost loops in square tiles: every operand's lines stay
         // in cache while the other axis runs
-        ep_dim_t E0 = d->extent[dpt], E1 = d->extent[c->inner], t = d->tile;
+        ep_dim_t E0 = d->extent[dpt], E1 = c->row_n, t = d->tile;
         ep_inc_t so0 = d->stride[c->nin][dpt];
         ep_dim_t i_lo = dpt == c->split ? lo : 0, i_hi = dpt == c->split ? hi : E0;
         ep_dim_t j_lo = c->inner == c->split ? lo : 0, j_hi = c->inner == c->split ? hi : E1;
@@ -288,33 +290,27 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
             for (ep_dim_t j0 = j_lo; j0 < j_hi; j0 += t) {
                 ep_dim_t jn = j_hi - j0 < t ? j_hi - j0 : t;
                 int fj = first && (j0 == 0 || c->so != 0);
-                if (c->nf == 0 && c->nm > 0) {
-                    // the tile's rows in one call
-                    const void *p[EP_NEST_MAXIN];
-                    ep_inc_t rs[EP_NEST_MAXIN];
-                    for (int j = 0; j < c->nm; j++) {
-                        int op = c->mv[j];
-                        p[j] = ptr[op] + (i0 * d->stride[op][dpt] + j0 * c->ms[j]) * es;
-                        rs[j] = d->stride[op][dpt];
-                    }
-                    char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
-                    int f = fj && (i0 == 0 || so0 != 0);
-                    if (c->so == 0) {
-                        c->rows->rows_sum(c->nm, p, c->ms, jn, rs, i1 - i0, o, so0, f);
-                    } else {
-                        double one[2] = {0, 0};
-                        ep_put(c->dt, one, (ep_val_t){1, 0});
-                        c->rows->rows_prod(c->nm, p, c->ms, jn, rs, i1 - i0, o, c->so, so0,
-                                           one, f);
-                    }
-                    continue;
+                // the tile's rows in one call
+                const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
+                ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN];
+                for (int j = 0; j < c->nm; j++) {
+                    int op = c->mv[j];
+                    p[j] = ptr[op] + (i0 * d->stride[op][dpt] + j0 * c->ms[j]) * es;
+                    rs[j] = d->stride[op][dpt];
                 }
-                for (ep_dim_t i = i0; i < i1; i++) {
-                    for (int op = 0; op < nops; op++)
-                        q[op] = ptr[op] + i * d->stride[op][dpt] * es;
-                    int f = fj && (i == 0 || so0 != 0);
-                    ep_row(c, q, j0, jn, f);
+                for (int j = 0; j < c->nf; j++) {
+                    int op = c->fx[j];
+                    fp[j] = ptr[op] + i0 * d->stride[op][dpt] * es;
+                    fs[j] = d->stride[op][dpt];
                 }
+                char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
+                int f = fj && (i0 == 0 || so0 != 0);
+                if (c->so == 0)
+                    c->rows->rows_sum(c->nm, p, c->ms, jn, rs, i1 - i0, o, so0, f,
+                                      c->nf, fp, fs);
+                else
+                    c->rows->rows_prod(c->nm, p, c->ms, jn, rs, i1 - i0, o, c->so, so0,
+                                       f, c->nf, fp, fs);
             }
         }
         (void)E0;
@@ -323,24 +319,27 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
     ep_dim_t e = d->extent[dpt];
     ep_dim_t i0 = dpt == c->split ? lo : 0, i1 = dpt == c->split ? hi : e;
     ep_inc_t so = d->stride[c->nin][dpt];
-    if (dpt == c->inner - 1 && c->nf == 0 && c->nm > 0 && c->split != c->inner) {
-        // the loop around the row in one call: no per-row dispatch
-        const void *p[EP_NEST_MAXIN];
-        ep_inc_t rs[EP_NEST_MAXIN];
+    if (dpt == c->inner - 1 && c->split != c->inner) {
+        // the loop around the row in one call: no per-row dispatch, each
+        // row's scale (the inputs constant along it) made in the kernel
+        const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
+        ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN];
         for (int j = 0; j < c->nm; j++) {
             p[j] = ptr[c->mv[j]] + i0 * d->stride[c->mv[j]][dpt] * es;
             rs[j] = d->stride[c->mv[j]][dpt];
         }
+        for (int j = 0; j < c->nf; j++) {
+            fp[j] = ptr[c->fx[j]] + i0 * d->stride[c->fx[j]][dpt] * es;
+            fs[j] = d->stride[c->fx[j]][dpt];
+        }
         char *o = ptr[c->nin] + i0 * so * es;
         int f = first && (i0 == 0 || so != 0);
-        ep_dim_t n = d->extent[c->inner];
-        if (c->so == 0) {
-            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f);
-        } else {
-            double one[2] = {0, 0};
-            ep_put(c->dt, one, (ep_val_t){1, 0});
-            c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, one, f);
-        }
+        ep_dim_t n = c->row_n;
+        if (c->so == 0)
+            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs);
+        else
+            c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, f, c->nf, fp,
+                               fs);
         return;
     }
     for (ep_dim_t i = i0; i < i1; i++) {
@@ -348,6 +347,29 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
             q[op] = ptr[op] + i * d->stride[op][dpt] * es;
         ep_rec(c, dpt + 1, q, first && (i == 0 || so != 0), lo, hi);
     }
+}
+
+// The nest, with the row in blocks of d->block elements when asked (the
+// block loop outermost; a row that sums into the output adds each block's
+// partial sum to it).  c is this thread's own copy.
+static void ep_blocks(ep_nest_ctx_t *c, char *const *base, int first, ep_dim_t lo,
+                      ep_dim_t hi)
+{
+    const ep_nest_desc_t *d = c->d;
+    if (d->block <= 0 || c->inner < 0 || c->split == c->inner ||
+        d->block >= d->extent[c->inner]) {
+        ep_rec(c, 0, base, first, lo, hi);
+        return;
+    }
+    ep_dim_t E = d->extent[c->inner];
+    char *q[EP_NEST_MAXIN + 1];
+    for (ep_dim_t b0 = 0; b0 < E; b0 += d->block) {
+        for (int op = 0; op <= c->nin; op++)
+            q[op] = base[op] + b0 * d->stride[op][c->inner] * c->es;
+        c->row_n = E - b0 < d->block ? E - b0 : d->block;
+        ep_rec(c, 0, q, first && (b0 == 0 || c->so != 0), lo, hi);
+    }
+    c->row_n = E;
 }
 
 #define EP_NEST_MAXTHREADS 64
@@ -383,6 +405,7 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
         else c.fx[c.nf++] = j;
     }
     c.so = c.inner >= 0 ? d->stride[d->nin][c.inner] : 0;
+    c.row_n = c.inner >= 0 ? d->extent[c.inner] : 1;
 
     char *base[EP_NEST_MAXIN + 1];
     for (int j = 0; j < d->nin; j++) base[j] = (char *)d->in[j];
@@ -391,7 +414,7 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
     int nt = ep_nest_threads(d);
     c.split = nt > 1 ? d->split : -1;
     if (nt <= 1) {
-        ep_rec(&c, 0, base, 1, 0, 0);
+        ep_blocks(&c, base, 1, 0, 0);
         return EP_OK;
     }
     int reduce_all = 1;
@@ -406,14 +429,15 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
         int tid, ntr;
         ep_team(&tid, &ntr);
         ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
+        ep_nest_ctx_t mine = c;
         if (reduce_all) {
             // a private partial sum each, combined below in thread order
             char *own[EP_NEST_MAXIN + 1];
             memcpy(own, base, sizeof own);
             own[d->nin] = (char *)part[tid];
-            if (lo < hi) ep_rec(&c, 0, own, 0, lo, hi);
+            if (lo < hi) ep_blocks(&mine, own, 0, lo, hi);
         } else if (lo < hi) {
-            ep_rec(&c, 0, base, 1, lo, hi);
+            ep_blocks(&mine, base, 1, lo, hi);
         }
     }
     if (reduce_all) {

@@ -27,6 +27,9 @@ typedef struct {
     int split;               // loop the threads share out, -1: none
     int nthreads;            // most threads worth using (capped by the library's setting)
     int tile;                // > 0: the two innermost loops run in tiles of this edge
+    ep_dim_t block;          // > 0: the innermost loop runs in blocks of this many
+                             // elements, the block loop outside every other loop (what
+                             // the outer loops re-read of a long row stays in cache)
     int isa;                 // ep_isa_t of the inner loops, -1: the one in use
     const void *in[EP_NEST_MAXIN];
     void *out;

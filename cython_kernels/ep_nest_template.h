@@ -324,19 +324,59 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 }
 #endif
 
+// The scale of row r: the product of the inputs that are constant along the
+// row (nf of them at f[j], rows apart by fs[j] elements), in T; 1 when none.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(scale)(int nf, const T *const *f, const ep_inc_t *fs, ep_dim_t r, T *sc)
+{
+    T cr = 1, ci = 0;
+    for (int j = 0; j < nf; j++) {
+#if CPX
+        const T *v = f[j] + 2 * r * fs[j];
+        if (j == 0) { cr = v[0]; ci = v[1]; }
+        else {
+            T t = cr * v[0] - ci * v[1];
+            ci = cr * v[1] + ci * v[0];
+            cr = t;
+        }
+#else
+        T v = f[j][r * fs[j]];
+        cr = j == 0 ? v : cr * v;
+#endif
+    }
+    sc[0] = cr; sc[1] = ci;
+}
+
 NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
-                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first);
+                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
+                        int nf, const T *const *f, const ep_inc_t *fs);
 
 // R rows at once (the loop around the row, rows apart by rs[j] elements):
-// o[r*so] = (first and r's first visit ? 0 : o[r*so]) + row r's sum.  One
-// call per R rows: short rows ('...ij,j->...i' with j = 7) pay no per-row
-// dispatch.
+// o[r*so] = (first and r's first visit ? 0 : o[r*so]) + row r's sum times
+// its scale (the nf inputs constant along the row).  One call per R rows:
+// short rows ('...ij,j->...i' with j = 7, an outer product's rows of 3)
+// pay no per-row dispatch.
 NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
-                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first)
+                        const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
+                        int nf, const T *const *f, const ep_inc_t *fs)
 {
     const T *q[EP_NEST_MAXIN];
     int contig = 1;
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    if (nm == 0) {
+        // every input constant along the row: n times the scale
+        for (ep_dim_t r = 0; r < R; r++) {
+            T sc[2];
+            NT(scale)(nf, f, fs, r, sc);
+            T *d = o + (1 + CPX) * r * so;
+            int fr = first && (r == 0 || so != 0);
+            d[0] = fr ? sc[0] * (T)n : d[0] + sc[0] * (T)n;
+#if CPX
+            d[1] = fr ? sc[1] * (T)n : d[1] + sc[1] * (T)n;
+#endif
+        }
+        return;
+    }
     if (nm == 2 && n <= NB && R >= 4 && !contig) {
         // a GEMV's dot form with a strided vector: the vector is the same
         // for every row, so gather it once and run the rows contiguous
@@ -353,7 +393,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             ep_inc_t ss[2] = {1, 1};
             pp[v] = buf;
             pp[1 - v] = p[1 - v];
-            NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first);
+            NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first, nf, f, fs);
             return;
         }
     }
@@ -373,6 +413,11 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 a3 += x[i * sx + 3 * ax] * y[i * sy + 3 * ay];
             }
             T a[4] = {a0, a1, a2, a3};
+            for (int t = 0; t < 4 && nf; t++) {
+                T sc[2];
+                NT(scale)(nf, f, fs, r + t, sc);
+                a[t] *= sc[0];
+            }
             for (int t = 0; t < 4; t++) {
                 T *d = o + (r + t) * so;
                 int f = first && (r + t == 0 || so != 0);
@@ -403,24 +448,71 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         } else
 #endif
             NT(row_sum)(nm, q, s, n, res);
-        T *d = o + (1 + CPX) * r * so;
-        int f = first && (r == 0 || so != 0);
-        d[0] = f ? res[0] : d[0] + res[0];
+        if (nf) {
+            T sc[2];
+            NT(scale)(nf, f, fs, r, sc);
 #if CPX
-        d[1] = f ? res[1] : d[1] + res[1];
+            T t = res[0] * sc[0] - res[1] * sc[1];
+            res[1] = res[0] * sc[1] + res[1] * sc[0];
+            res[0] = t;
+#else
+            res[0] *= sc[0];
+#endif
+        }
+        T *d = o + (1 + CPX) * r * so;
+        int fr = first && (r == 0 || so != 0);
+        d[0] = fr ? res[0] : d[0] + res[0];
+#if CPX
+        d[1] = fr ? res[1] : d[1] + res[1];
 #endif
     }
 }
 
-// R elementwise rows: row r into o + r*sor (inputs rs[j] apart)
+// R elementwise rows: row r, times its scale, into o + r*sor (inputs rs[j]
+// apart)
 NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                          const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, ep_inc_t sor,
-                         const T *cp, int first)
+                         int first, int nf, const T *const *f, const ep_inc_t *fs)
 {
     const T *q[EP_NEST_MAXIN];
+    T sc[2] = {1, 0};
+    if (n <= 8 && nm <= 2) {
+        // short rows (an axpy of 2-8 elements, 'ij,jk->ik' with k = 4):
+        // a plain loop per row, none of row_prod's set-up
+        for (ep_dim_t r = 0; r < R; r++) {
+            const T *x = nm > 0 ? p[0] + (1 + CPX) * r * rs[0] : 0;
+            const T *y = nm > 1 ? p[1] + (1 + CPX) * r * rs[1] : 0;
+            ep_inc_t sx = nm > 0 ? (1 + CPX) * s[0] : 0, sy = nm > 1 ? (1 + CPX) * s[1] : 0;
+            if (nf) NT(scale)(nf, f, fs, r, sc);
+            T *d = o + (1 + CPX) * r * sor;
+            int fr = first && (r == 0 || sor != 0);
+            for (ep_dim_t i = 0; i < n; i++) {
+#if CPX
+                T vr = sc[0], vi = sc[1], t;
+                if (nm > 0) {
+                    t = vr * x[i * sx] - vi * x[i * sx + 1];
+                    vi = vr * x[i * sx + 1] + vi * x[i * sx]; vr = t;
+                }
+                if (nm > 1) {
+                    t = vr * y[i * sy] - vi * y[i * sy + 1];
+                    vi = vr * y[i * sy + 1] + vi * y[i * sy]; vr = t;
+                }
+                T *e = d + 2 * i * so;
+                if (fr) { e[0] = vr; e[1] = vi; }
+                else { e[0] += vr; e[1] += vi; }
+#else
+                T v = nm == 2 ? sc[0] * (x[i * sx] * y[i * sy])
+                              : nm == 1 ? sc[0] * x[i * sx] : sc[0];
+                d[i * so] = fr ? v : d[i * so] + v;
+#endif
+            }
+        }
+        return;
+    }
     for (ep_dim_t r = 0; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
-        NT(row_prod)(nm, q, s, n, o + (1 + CPX) * r * sor, so, cp,
+        if (nf) NT(scale)(nf, f, fs, r, sc);
+        NT(row_prod)(nm, q, s, n, o + (1 + CPX) * r * sor, so, sc,
                      first && (r == 0 || sor != 0));
     }
 }

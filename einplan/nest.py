@@ -15,6 +15,7 @@ reused across a tile.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 from . import _native
@@ -25,6 +26,8 @@ ROW_OVERHEAD = 200.0    # bytes-equivalent cost of starting a row (a call, a sca
 TILE_BYTES = 384 * 1024  # a tile of every operand fits in L2 together
 THREAD_WORK = 1 << 20    # element-operand visits worth one more thread (~1 ms)
 L2_RESIDENT = 256 * 1024  # an operand this small stays in cache however it is walked
+L3_SHARE = 8 << 20       # what one core may count on keeping in the shared L3
+L3_REREAD = 0.25         # cost of re-reading from L3, relative to memory
 MIN_GEMM_EDGE = 4        # m, n, k all at least this for the packed engine
 MAXIN = 8                # inputs of one nest (ep_nest.h)
 
@@ -54,11 +57,56 @@ def _line_cost(strides, itemsize, extent, resident=()):
     return cost + ROW_OVERHEAD / extent
 
 
+def traffic(loops, itemsize):
+    """Bytes an order of loops (outer to inner) moves between memory and
+    cache, by a coarse model: each operand's cache lines touched by the row,
+    multiplied by every loop around it along which the operand moves, and
+    also by a loop along which it stays put (it is re-read: a summed axis
+    around a large output, a broadcast operand) when what the loops inside
+    touch no longer fits in L2 (a quarter of that while it fits in a share
+    of L3).  A loop of small stride around a row that
+    used one element per line reuses those lines while they fit.  The output
+    counts twice (read and written).  ``loops``: (extent, strides) outer to
+    inner."""
+    extent, st = loops[-1]
+    foot, moved, sparse = [], [], []
+    for s in st:
+        b = itemsize if s == 0 else extent * min(abs(s) * itemsize, LINE)
+        foot.append(b)
+        moved.append(b)
+        sparse.append(abs(s) * itemsize >= LINE)
+    for extent, st in reversed(loops[:-1]):
+        inside = sum(foot)
+        fits = inside <= L2_RESIDENT
+        # a re-read from L3 costs a fraction of one from memory
+        reread = 1.0 if inside > L3_SHARE else L3_REREAD
+        for j, s in enumerate(st):
+            if s == 0:
+                if not fits:
+                    moved[j] *= 1 + (extent - 1) * reread
+                continue
+            step = abs(s) * itemsize
+            f = extent
+            if sparse[j] and step < LINE and fits:
+                f = max(1.0, extent * step / LINE)
+                sparse[j] = False
+            moved[j] *= f
+            foot[j] *= f
+    return sum(moved) + moved[-1]
+
+
+MAX_ORDERS = 720    # outer-loop orders the traffic model compares (6 loops)
+ORDER_GAIN = 0.7    # a reordering must cut the modelled traffic to this much
+
+
 def order_loops(table, itemsize):
     """``table``: {label: (extent, strides)} -> labels outer to inner.
 
-    Outer loops by decreasing sum of |strides| (numpy's nditer sorts the same
-    way); the row is the loop of least ``_line_cost``.
+    The row is the loop of least ``_line_cost``.  Outer loops by decreasing
+    sum of |strides| (numpy's nditer sorts the same way) unless another order
+    of them moves much less memory by ``traffic`` (a large output re-visited
+    by a summed loop outside it, a re-read operand that no longer fits in
+    cache).
     """
     labels = sorted(table, key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
     if not labels:
@@ -69,6 +117,15 @@ def order_loops(table, itemsize):
     row = min(reversed(labels),
               key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident))
     labels.remove(row)
+    if 2 <= len(labels) and math.factorial(len(labels)) <= MAX_ORDERS:
+        base = traffic([table[c] for c in labels + [row]], itemsize)
+        best, best_cost = labels, base
+        for perm in itertools.permutations(labels):
+            cost = traffic([table[c] for c in perm + (row,)], itemsize)
+            if cost < best_cost:
+                best, best_cost = list(perm), cost
+        if best_cost < ORDER_GAIN * base:
+            labels = best
     return labels + [row]
 
 
@@ -102,6 +159,30 @@ def _tile_edge(loops, itemsize):
     if min(outer.extent, row.extent) <= edge:
         return 0
     return edge
+
+
+ROW_BLOCKS = (512, 2048, 8192)   # row blocks (elements) the traffic model tries
+
+
+def _row_block(loops, itemsize):
+    """Elements per block of the row when running it in blocks, the block
+    loop outside every other loop, cuts the modelled traffic to ORDER_GAIN
+    ('ij,jk->ik' (11, 1.3M) x (1.3M, 2): B's rows stay in cache for all 11
+    i instead of being read 11 times), else 0."""
+    if len(loops) < 2:
+        return 0
+    row = loops[-1]
+    plain = [(lp.extent, lp.strides) for lp in loops]
+    base = traffic(plain, itemsize)
+    best, best_cost = 0, base * ORDER_GAIN
+    for bs in ROW_BLOCKS:
+        if row.extent < 4 * bs:
+            break
+        blocks = ((row.extent + bs - 1) // bs, tuple(s * bs for s in row.strides))
+        cost = traffic([blocks] + plain[:-1] + [(bs, row.strides)], itemsize)
+        if cost < best_cost:
+            best, best_cost = bs, cost
+    return best
 
 
 def _split(loops, nin, threads_cap):
@@ -142,6 +223,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     cap = max(1, min(64, visits // THREAD_WORK))
     split = _split(loops, len(ins), cap)
     threads = cap if split >= 0 else 1
+    block = 0 if tile or split == len(loops) - 1 else _row_block(loops, itemsize)
     row = "prod"
     if loops:
         last = loops[-1]
@@ -157,10 +239,11 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     if _native.available():
         native = _native.prepare_nest(str(dtype), len(ins),
                                       tuple((lp.extent,) + lp.strides for lp in loops),
-                                      split, threads, tile)
+                                      split, threads, tile, block)
     return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
-                    moved * itemsize, total * max(len(ins) - 1, 1), native=native)
+                    moved * itemsize, total * max(len(ins) - 1, 1), block=block,
+                    native=native)
 
 
 def _itemsize(dtype) -> int:

@@ -317,6 +317,7 @@ class NestStep:
     bytes_moved: int = 0
     flops: int = 0
     engine: str = "nest"
+    block: int = 0           # > 0: the row runs in blocks of this many elements
     native: object = field(default=None, compare=False, repr=False)
 
     @property
@@ -327,7 +328,8 @@ class NestStep:
         dst = "out" if self.dst == OUT else f"slot {self.dst}"
         src = ",".join(f"slot {s} '{lab}'" for s, lab in zip(self.inputs, self.in_labels))
         loops = " ".join(f"{lp.labels}:{lp.extent}" for lp in self.loops) or "()"
-        extra = f" tile={self.tile}" if self.tile else ""
+        extra = (f" tile={self.tile}" if self.tile else "") + (
+            f" block={self.block}" if self.block else "")
         return (f"{self.kind.value} (nest): {src} -> {dst} '{self.out_labels}' "
                 f"loops=({loops}) row={self.row}{extra} threads<={self.threads}")
 

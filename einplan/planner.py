@@ -22,6 +22,7 @@ in a bounded, thread-safe LRU keyed by ``operands.plan_key``.
 """
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -30,7 +31,7 @@ import numpy as np
 
 from . import _native
 from .layout import loop_straddling_axes, merge_axes
-from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
+from .nest import L2_RESIDENT, MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
 from .operands import (check_options, check_path_name, check_span, dense_strides,
                        numpy_pairwise_dtypes, optimize_key, plan_key, resolve_dtype)
 from .path import check_explicit as check_explicit_path, pairwise_path
@@ -495,10 +496,16 @@ def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
         else:
             buf = Buffer(shape, tuple(range(nd)))
     kind = KernelKind.REDUCE if summed else KernelKind.COPY
-    if summed and info.dtype == dtype and nest_dtype_ok(dtype) and 0 not in info.shape:
+    # a small copy into a new array ('ii->' of a (1, 1) array, 'bii->b' with
+    # i = 1) runs as a nest too: its compiled runner costs less than a numpy
+    # copy step.  A copy into out= stays on ep_copy's tiles and threads.
+    small_copy = (not summed and not as_view and out_info is None
+                  and math.prod(info.shape) * info.dtype.itemsize <= L2_RESIDENT)
+    if ((summed or small_copy) and info.dtype == dtype and nest_dtype_ok(dtype)
+            and 0 not in info.shape):
         # a sum over axes (a trace, 'ijk->j'): one nest over the diagonal view
         o_st = dict(zip(spec.output, (out_info.strides if buf is None else buf.strides)))
-        step = nest_step(KernelKind.REDUCE, [(0, v.labels, v.strides)], OUT, spec.output,
+        step = nest_step(kind, [(0, v.labels, v.strides)], OUT, spec.output,
                          {c: o_st[c] for c in out_eff}, sizes, dtype)
     else:
         step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,

@@ -108,6 +108,107 @@ def test_rows_and_tiles(isa, dtype, one_thread):
         _close(o, A @ v[::2], dtype, n)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_with_scales(isa, dtype, one_thread):
+    """The loop around the row in one call when inputs are constant along the
+    row (each row's scale made in the kernel): an axpy row ('ij,jk->ik' with
+    short rows), a sum row times a scale ('ij,i->i'), a row of nothing but
+    scales ('i,j->i' summed over j), two scales, and the same in tiles."""
+    rng = np.random.default_rng(11)
+    for m, n in [(7, 2), (5, 3), (9, 4), (4, 5), (33, 17)]:
+        A, B = _rand(rng, (m, 3), dtype), _rand(rng, (3, n), dtype)
+        u, w = _rand(rng, m, dtype), _rand(rng, n, dtype)
+        for tile in (0, 2):
+            # 'ij,jk->ik' as loops i > j > k: A constant along the row k
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, 3, 0, n), (3, 1, n, 0), (n, 0, 1, 1)],
+                                 tile=tile)((A, B), o, isa=isa)
+            _close(o, A @ B, dtype, 3)
+            # 'ik,i->i': u constant along the summed row k
+            C = _rand(rng, (m, n), dtype)
+            o = np.full(m, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 1, 1), (n, 1, 0, 0)], tile=tile)(
+                (C, u), o, isa=isa)
+            _close(o, C.sum(1) * u, dtype, n)
+            # 'i,k->i': every input constant along the row (n times u)
+            o = np.full(m, np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(m, 1, 1), (n, 0, 0)], tile=tile)(
+                (u,), o, isa=isa)
+            _close(o, u * n, dtype, n)
+            # 'i->ik': an elementwise row of nothing but the scale
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(m, 1, n), (n, 0, 1)], tile=tile)(
+                (u,), o, isa=isa)
+            _close(o, np.repeat(u[:, None], n, 1), dtype, 1)
+            # 'i,ik,i->ik': two scales and one moving input
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 3, [(m, 1, n, 1, n), (n, 0, 1, 0, 1)], tile=tile)(
+                (u, C, u), o, isa=isa)
+            _close(o, u[:, None] * C * u[:, None], dtype, 2)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_blocks(isa, dtype):
+    """The row in blocks (block loop outermost): a sum row adds each block's
+    partial sum into the output, an elementwise row writes each block once;
+    a last block shorter than the others; one thread and a split loop."""
+    rng = np.random.default_rng(5)
+    m, n, k = 3, 2, 1000
+    A, B = _rand(rng, (m, k), dtype), _rand(rng, (k, 2 * n), dtype)[:, ::2]
+    for threads in (1, 2):
+        for block in (0, 64, 300, 999, 5000):
+            # 'ij,jk->ik' as i > k > j, B strided along the row j
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, k, 0, n), (n, 0, 2, 1), (k, 1, 4 * n // 2, 0)],
+                                 split=0, threads=threads, block=block)((A, B.base), o, isa=isa)
+            _close(o, A @ B, dtype, k)
+            # 'ij,ij->' to a scalar (per-thread partial sums) and 'ij,ij->ij'
+            o = np.full((), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, k, k, 0), (k, 1, 1, 0)], split=0,
+                                 threads=threads, block=block)((A, A), o, isa=isa)
+            _close(o, (A * A).sum(), dtype, m * k)
+            o = np.full((m, k), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, k, k, k), (k, 1, 1, 1)], split=0,
+                                 threads=threads, block=block)((A, A), o, isa=isa)
+            _close(o, A * A, dtype, 1)
+
+
+def test_long_row_reread_runs_in_blocks():
+    """'ij,jk->ik' with a long summed j and a short k: B would be read again
+    for every i; the plan runs the row in blocks that stay in cache."""
+    A, B = np.ones((11, 200000)), np.ones((200000, 2))
+    (step,) = _plan_for("ij,jk->ik", A, B).steps
+    assert isinstance(step, NestStep) and step.block > 0 and step.loops[-1].labels == "j"
+    np.testing.assert_allclose(einplan.einsum("ij,jk->ik", A, B), A @ B)
+    # a plain sum has nothing to re-read: one row, pairwise throughout
+    (step,) = _plan_for("ij->i", A).steps
+    assert step.block == 0
+
+
+def test_loop_order_keeps_a_large_output_out_of_summed_loops():
+    """'bij,bjk->bik' with A in F order: sorting loops by stride alone puts
+    the summed j outermost, so the whole output (larger than L2) would be
+    read and written again for every j; the traffic model puts b outside."""
+    A = np.asfortranarray(np.ones((3000, 2, 9), np.float32))
+    B = np.ones((3000, 9, 64), np.float32)
+    plan = _plan_for("bij,bjk->bik", A, B)
+    (step,) = plan.steps
+    order = [lp.labels for lp in step.loops]
+    assert isinstance(step, NestStep) and order[0] == "b" and order[-1] == "k", order
+    np.testing.assert_allclose(einplan.einsum("bij,bjk->bik", A, B),
+                               np.einsum("bij,bjk->bik", A, B), rtol=1e-5)
+
+
+def _plan_for(subscripts, *ops):
+    from einplan.operands import describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return make_plan(spec, describe_operands(arrays))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_threads_split_output_and_partial_sums(dtype):
     """Threads over an output loop (disjoint writes), over a reduced loop of

@@ -232,7 +232,14 @@ def test_single_operand_plans():
     step = plan_for("ij->", np.empty((3, 4), np.float32), dtype=np.float64).steps[0]
     assert step.kind is KernelKind.REDUCE and not step.as_view and step.engine == "numpy"
     step = plan_for("ij->ji", np.empty((3, 4)), out=np.empty((4, 3))).steps[0]
-    assert step.kind is KernelKind.COPY and not step.as_view
+    assert step.kind is KernelKind.COPY and not step.as_view and step.engine == "numpy"
+    # 'ii->' of a (1, 1) array and 'bii->b' with i = 1 are copies (the summed
+    # axis has extent 1): a nest, not a numpy step
+    for sub, shape in (("ii->", (1, 1)), ("bii->b", (500, 1, 1))):
+        a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        step = plan_for(sub, a).steps[0]
+        assert step.kind is KernelKind.COPY and step.engine == "nest"
+        np.testing.assert_array_equal(einplan.einsum(sub, a), np.einsum(sub, a))
 
 
 def test_multi_operand_path_and_intermediate():

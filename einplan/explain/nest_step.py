@@ -40,11 +40,14 @@ def build(ctx, i, step) -> Step:
                and step.row.endswith("contig") else "")
             + (f", {step.tile}x{step.tile} tiles over the two innermost loops"
                if step.tile else "")
+            + (f", the row in blocks of {step.block} (block loop outermost)"
+               if step.block else "")
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread"))
     kernel = Kernel("nest", _native.isa() if _native.available() else None,
                     threads=threads, parallel_loop=split if threads > 1 else "none")
     nest = NestDesc(step.engine, loops, step.row,
-                    ctx.d(row.labels) if row is not None else None, step.tile, split, threads,
+                    ctx.d(row.labels) if row is not None else None, step.tile, step.block,
+                    split, threads,
                     step.threads, step.bytes_moved, ctx.dtype.itemsize)
     return Step(i, step.kind.value, what, engine="nest", a=ins[0],
                 b=ins[1] if len(ins) > 1 else None, inputs=ins, c=ctx.slot(step.dst),

@@ -126,6 +126,7 @@ def _nest(s):
                  + (f", vectorised along '{nst.vectorised}'"
                     if nst.row.endswith("contig") else "")
                  + (f", tiles {nst.tile}x{nst.tile}" if nst.tile else ", no tiles")
+                 + (f", row blocks of {nst.block}" if nst.block else "")
                  + f"; {nst.threads} thread(s)"
                  + (f" over '{nst.split}'" if nst.threads > 1 else "")
                  + f" (at most {nst.max_threads} worth it)")

@@ -258,6 +258,7 @@ class NestDesc(Record):
     row: str
     vectorised: str | None
     tile: int
+    block: int
     split: str | None
     threads: int
     max_threads: int
