@@ -184,7 +184,49 @@ def _numpy_kwargs(options) -> tuple:
 
 
 def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
-    sizes = spec.sizes
+    shape = tuple(spec.sizes[c] for c in spec.output)
+    dtype, fallback = _numpy_rules(spec, infos, options, out_info, shape)
+    if fallback is not None:
+        return fallback
+    if len(infos) == 1:
+        return _one_operand_plan(spec, infos[0], dtype, options, out_info, shape)
+    fallback = _without_kernel(spec, infos, options, shape, dtype)
+    if fallback is not None:
+        return fallback
+
+    b = _Builder(spec, infos, options, out_info)
+    b.gemm_only = gemm_only
+    if out_info is None and options.order == "K":
+        b.k_order = numpy_k_order(spec, infos, out_eff_labels(spec))
+    b.kernel_dtype = _COMPLEX.get(dtype, dtype)
+    b.dtype = dtype
+    out_eff = out_eff_labels(spec)
+
+    # 2b: local views
+    views = [diagonal_view(t, i.shape, i.strides) for t, i in zip(spec.inputs, infos)]
+    # 2f: the whole call as one loop nest when no step of it is worth a GEMM
+    if _whole_call_nest(b, views, infos, dtype, out_eff):
+        return _nest_plan(b, views, dtype, shape, out_eff)
+    live = _prepared_operands(b, views, infos, dtype, out_eff)
+    # 2a: pairwise order on the prepared terms
+    path = pairwise_path([s.labels for s in live], out_eff, spec.sizes, options.optimize)
+    if not path:  # every operand already reduced to its final form (n == 1 only)
+        raise AssertionError("empty path for >= 2 operands")
+    out_fixed, out_buffer, out_cast = _output_layout(spec, infos, options, out_info, dtype,
+                                                     shape)
+    out_buffer = _pairwise_steps(b, live, path, out_eff, out_fixed, out_buffer, dtype)
+    if out_cast:
+        out_buffer = out_buffer or Buffer(shape, tuple(range(len(shape))))
+    return Plan(spec.inputs, spec.output, shape, dtype,
+                None if (out_info is not None and not out_cast) else out_buffer,
+                steps=tuple(b.steps), path=path, out_cast=out_cast,
+                scalar_result=(len(shape) == 0), options=_opts_tuple(options),
+                fallback_subscripts=spec.plain_subscripts(), n_slots=b.n_slots)
+
+
+def _numpy_rules(spec, infos, options, out_info, shape):
+    """(computation dtype, None) after numpy's checks in numpy's order, or
+    (None, a fallback Plan) where numpy's own path decides the call."""
     check_path_name(options.optimize, spec.inputs, spec.output)
     opt = options.optimize
     if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
@@ -194,54 +236,53 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         check_span(info, f"operand {i}")
     if out_info is not None:
         check_span(out_info, "out")
-    shape = tuple(sizes[c] for c in spec.output)
     out_dtype = None if out_info is None else out_info.dtype
-    if numpy_pairwise_dtypes(options.optimize, [i.dtype for i in infos], options.dtype,
-                             out_dtype):
+    if numpy_pairwise_dtypes(opt, [i.dtype for i in infos], options.dtype, out_dtype):
         dtype = options.dtype or np.result_type(*(i.dtype for i in infos))
-        return _fallback(spec, shape, dtype, options,
-                         f"optimize={options.optimize!r} with mixed dtypes: numpy's "
-                         "pairwise path casts per pair and into out=", keep_optimize=True)
+        return None, _fallback(spec, shape, dtype, options,
+                               f"optimize={opt!r} with mixed dtypes: numpy's pairwise path "
+                               "casts per pair and into out=", keep_optimize=True)
     if out_info is not None and out_info.shape != shape:   # numpy checks this first
         if len(infos) >= 2 and not (opt is True or opt is False or opt is None):
             # numpy's pairwise path writes its last intermediate into out=
             # through a ufunc or a one-operand einsum, which may broadcast
-            return _fallback(spec, shape, options.dtype or np.result_type(
-                                 *(i.dtype for i in infos)), options,
-                             f"optimize={opt!r} with out= of shape {out_info.shape} for a "
-                             f"result of shape {shape}: numpy's pairwise path decides "
-                             "whether it broadcasts", keep_optimize=True)
+            return None, _fallback(spec, shape, options.dtype or np.result_type(
+                                       *(i.dtype for i in infos)), options,
+                                   f"optimize={opt!r} with out= of shape {out_info.shape} "
+                                   f"for a result of shape {shape}: numpy's pairwise path "
+                                   "decides whether it broadcasts", keep_optimize=True)
         raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
     if out_info is not None and any(st == 0 and e > 1 for e, st in
                                     zip(out_info.shape, out_info.strides or ())):
-        return _fallback(spec, shape, resolve_dtype([i.dtype for i in infos], options.dtype,
-                                                    options.casting, out_dtype),
-                         options, "out= repeats elements (a zero stride): numpy's loop "
-                         "accumulates every product into them")
+        return None, _fallback(spec, shape, resolve_dtype(
+                                   [i.dtype for i in infos], options.dtype, options.casting,
+                                   out_dtype),
+                               options, "out= repeats elements (a zero stride): numpy's loop "
+                               "accumulates every product into them")
     if _is_pure_view(spec, infos, out_info):
         # numpy returns the operand's view and ignores dtype= / casting=
-        dtype = infos[0].dtype
-    else:
-        dtype = resolve_dtype([i.dtype for i in infos], options.dtype, options.casting,
-                              out_dtype)
-    if out_info is not None and out_info.shape != shape:
-        raise ValueError(f"out parameter has shape {out_info.shape}, expected {shape}")
+        return infos[0].dtype, None
+    return resolve_dtype([i.dtype for i in infos], options.dtype, options.casting,
+                         out_dtype), None
 
-    # single operand: diagonal view + sum / copy via numpy; a pure view
-    # works for any dtype, sums only for native dtypes
-    if len(infos) == 1:
-        info = infos[0]
-        if info.strides is None or not info.aligned:
-            return _fallback(spec, shape, dtype, options, "operand not addressable in elements")
-        if info.dtype.kind not in "biufc" and not _is_pure_view(spec, infos, out_info):
-            # datetime / object / structured / string sums and casts: numpy's
-            # own loops (timedelta -> float64 under casting='unsafe', ...)
-            return _fallback(spec, shape, dtype, options, f"operand dtype {info.dtype}")
-        plan = _single_operand(spec, info, dtype, options, out_info, shape)
-        if getattr(plan.steps[0], "as_view", False) or dtype in _NATIVE or dtype in _COMPLEX:
-            return plan
-        return _fallback(spec, shape, dtype, options, f"dtype {dtype} has no native kernel")
 
+def _one_operand_plan(spec, info, dtype, options, out_info, shape) -> Plan:
+    """Diagonal view + sum / copy; a pure view works for any dtype, sums
+    only for native dtypes (numpy's own loops for the others)."""
+    if info.strides is None or not info.aligned:
+        return _fallback(spec, shape, dtype, options, "operand not addressable in elements")
+    if info.dtype.kind not in "biufc" and not _is_pure_view(spec, (info,), out_info):
+        # datetime / object / structured / string sums and casts: numpy's
+        # own loops (timedelta -> float64 under casting='unsafe', ...)
+        return _fallback(spec, shape, dtype, options, f"operand dtype {info.dtype}")
+    plan = _single_operand(spec, info, dtype, options, out_info, shape)
+    if getattr(plan.steps[0], "as_view", False) or dtype in _NATIVE or dtype in _COMPLEX:
+        return plan
+    return _fallback(spec, shape, dtype, options, f"dtype {dtype} has no native kernel")
+
+
+def _without_kernel(spec, infos, options, shape, dtype):
+    """A fallback Plan (named reason) where no kernel takes these operands, else None."""
     if dtype not in _NATIVE and dtype not in _COMPLEX:
         return _fallback(spec, shape, dtype, options, f"dtype {dtype} has no native kernel")
     for i, info in enumerate(infos):
@@ -250,47 +291,32 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                              f"operand {i} is not aligned / native / element-strided")
         if not (info.dtype.kind in "biuf" or info.dtype in _COMPLEX):
             return _fallback(spec, shape, dtype, options, f"operand {i} dtype {info.dtype}")
-    if any(sizes[c] == 0 for c in sizes):
+    if any(e == 0 for e in spec.sizes.values()):
         return _fallback(spec, shape, dtype, options, "zero-size dimension")
+    return None
 
-    b = _Builder(spec, infos, options, out_info)
-    b.gemm_only = gemm_only
-    if out_info is None and options.order == "K":
-        b.k_order = numpy_k_order(spec, infos, out_eff_labels(spec))
+
+def _prepared_operands(b, views, infos, dtype, out_eff) -> list:
+    """Each operand as a slot, with the labels only it holds summed out first
+    and a cast to ``dtype`` where its own dtype differs."""
     is_complex = dtype in _COMPLEX
-    real_dtype = _COMPLEX.get(dtype, dtype)
-    b.kernel_dtype = real_dtype
-    b.dtype = dtype
-    out_eff = "".join(c for c in spec.output if sizes[c] != 1)
-
-    # 2b: local views, casts, pre-sums
-    views = [diagonal_view(t, i.shape, i.strides) for t, i in zip(spec.inputs, infos)]
-
-    # 2f: the whole call as one loop nest when no step of it is worth a GEMM
-    if _whole_call_nest(b, views, infos, dtype, out_eff):
-        return _nest_plan(b, views, dtype, shape, out_eff)
     live = []
     for j, (v, info) in enumerate(zip(views, infos)):
         others = [w.labels for i2, w in enumerate(views) if i2 != j]
         summed = presum_labels(v.labels, others, out_eff)
-        if info.dtype == dtype:
-            st = _Slot(j, v.labels, v.strides, "c" if is_complex else "")
-            needs_cast = False
-        else:
-            st = _Slot(j, v.labels, v.strides, "c" if is_complex else "")
-            needs_cast = True
+        st = _Slot(j, v.labels, v.strides, "c" if is_complex else "")
+        needs_cast = info.dtype != dtype
         if summed or needs_cast:
-            cast_to = None if not needs_cast else dtype
-            st = _reduce(b, st, summed, cast_to)
+            st = _reduce(b, st, summed, dtype if needs_cast else None)
         # else: diagonal / dropped axes need no step, the gemm strides say it
         live.append(st)
+    return live
 
-    # 2a: pairwise order on the prepared terms
-    path = pairwise_path([s.labels for s in live], out_eff, sizes, options.optimize)
-    if not path:  # every operand already reduced to its final form (n == 1 only)
-        raise AssertionError("empty path for >= 2 operands")
 
-    out_fixed = None       # element strides of the output, when fixed
+def _output_layout(spec, infos, options, out_info, dtype, shape):
+    """(element strides of the output by label when fixed, the Buffer to
+    allocate when order= fixes it, whether the result is cast into out=)."""
+    out_fixed = None
     out_buffer = None
     out_cast = out_info is not None and (
         out_info.dtype != dtype or out_info.strides is None or not out_info.aligned)
@@ -303,7 +329,14 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         nd = len(shape)
         out_buffer = Buffer(shape, tuple(range(nd)) if order == "C" else tuple(reversed(range(nd))))
         out_fixed = dict(zip(spec.output, out_buffer.strides))
+    return out_fixed, out_buffer, out_cast
 
+
+def _pairwise_steps(b, live, path, out_eff, out_fixed, out_buffer, dtype):
+    """The steps of ``path`` on the ``live`` slots, the last one into the
+    output; returns the output's Buffer (``out_buffer``, or the one the last
+    step chose when nothing fixed the output's layout)."""
+    is_complex = dtype in _COMPLEX
     n_steps = len(path)
     for si, contraction in enumerate(path):
         picked = [live[i] for i in contraction]
@@ -339,21 +372,14 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 y = _reduce(b, y, roles.presum_b, None)
             if _step_engine(b, x, y, c_labels, is_complex) == "nest":
                 x, ob = _nest_pair_step(b, x, y, c_labels, out_fixed if final else None,
-                                        final, dtype, spec.output)
+                                        final, dtype, b.spec.output)
             else:
                 x, ob = _gemm_step(b, x, y, c_labels, out_fixed if final else None,
-                                   final, is_complex, spec.output)
+                                   final, is_complex, b.spec.output)
             if final and out_fixed is None:
                 out_buffer = ob
         live.append(x)
-
-    if out_cast:
-        out_buffer = out_buffer or Buffer(shape, tuple(range(len(shape))))
-    return Plan(spec.inputs, spec.output, shape, dtype,
-                None if (out_info is not None and not out_cast) else out_buffer,
-                steps=tuple(b.steps), path=path, out_cast=out_cast,
-                scalar_result=(len(shape) == 0), options=_opts_tuple(options),
-                fallback_subscripts=spec.plain_subscripts(), n_slots=b.n_slots)
+    return out_buffer
 
 
 def out_eff_labels(spec) -> str:
