@@ -146,6 +146,9 @@ def test_multiprocessing_fork_pool_after_threaded_gemm():
 def test_sigint_during_a_long_gemm_raises_keyboardinterrupt():
     r = _run_py("""
         import os, signal, threading, numpy as np, einplan
+        # a shell's background job inherits SIGINT ignored, and Python then
+        # installs no handler: install Python's usual one explicitly
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         a = np.ones((1500, 1500))
         threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
         try:
