@@ -27,6 +27,12 @@ def _run_py(code, timeout=120, env=None):
                           text=True, timeout=timeout, env=full_env)
 
 
+def _assert_prints(code, expected="ok", timeout=120):
+    """Run ``code`` in a fresh interpreter: it exits 0 and prints ``expected``."""
+    r = _run_py(code, timeout=timeout)
+    assert r.returncode == 0 and r.stdout.strip() == expected, (r.stdout, r.stderr)
+
+
 @pytest.mark.parametrize("bad, exc", [(1.5, TypeError), ("2", TypeError), (None, TypeError),
                                       (0, ValueError), (-3, ValueError)])
 def test_set_num_threads_rejects_non_integers_and_below_one(bad, exc, restore_threads):
@@ -94,14 +100,13 @@ _FORK_SCENARIO = """
 
 
 def test_forked_child_after_threaded_gemm_gets_correct_results():
-    r = _run_py(_FORK_SCENARIO, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.stdout, r.stderr)
+    _assert_prints(_FORK_SCENARIO)
 
 
 def test_fork_while_another_thread_runs_a_threaded_gemm():
     # the forking thread releases its own pool; another thread's team is
     # running meanwhile and its workers do not exist in the child
-    r = _run_py("""
+    _assert_prints("""
         import os, threading, numpy as np, einplan
         einplan.set_num_threads(2)
         a = np.random.default_rng(3).standard_normal((600, 600))
@@ -122,12 +127,11 @@ def test_fork_while_another_thread_runs_a_threaded_gemm():
         t.join()
         assert np.allclose(einplan.matmul(a, a), ref)
         print("ok")
-        """, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.stdout, r.stderr)
+        """)
 
 
 def test_multiprocessing_fork_pool_after_threaded_gemm():
-    r = _run_py("""
+    _assert_prints("""
         import multiprocessing as mp, numpy as np, einplan
         einplan.set_num_threads(2)
         a = np.random.default_rng(2).standard_normal((300, 300))
@@ -139,12 +143,11 @@ def test_multiprocessing_fork_pool_after_threaded_gemm():
             res = pool.map_async(work, range(1, 5)).get(timeout=60)
         assert all(res), res
         print("ok")
-        """, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.stdout, r.stderr)
+        """)
 
 
 def test_sigint_during_a_long_gemm_raises_keyboardinterrupt():
-    r = _run_py("""
+    _assert_prints("""
         import os, signal, threading, numpy as np, einplan
         # a shell's background job inherits SIGINT ignored, and Python then
         # installs no handler: install Python's usual one explicitly
@@ -157,8 +160,7 @@ def test_sigint_during_a_long_gemm_raises_keyboardinterrupt():
         except KeyboardInterrupt:
             assert (einplan.matmul(a[:10], a) == 1500).all()   # still usable
             print("interrupted")
-        """, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "interrupted", (r.stdout, r.stderr)
+        """, "interrupted")
 
 
 def test_threads_with_changing_thread_counts(restore_threads):
