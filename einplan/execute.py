@@ -136,51 +136,7 @@ def _nest_runner(plan, step, with_out):
 def run_plan(plan, operands, out=None):
     """Execute ``plan`` on ``operands`` (ndarrays matching the planned layouts)."""
     if plan.fallback is not None:
-        opts = dict(zip(("dtype", "order", "casting", "optimize"), plan.options))
-        opt = opts["optimize"]
-        if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
-            opt = list(opt)
-        elif plan.fallback.numpy_kwargs is not None:
-            opt = list(opt) if isinstance(opt, tuple) else opt
-        elif (np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands)
-              or (out is not None and 0 in out.strides)):
-            # object arrays: numpy's own default loop (optimize=False).  Its
-            # optimize path pairs operands through tensordot/dot, whose
-            # error path over-releases object references when an element's
-            # __add__/__mul__ raises (numpy's test_einsum_object_errors: a
-            # use-after-free seen with valgrind); evaluation order of object
-            # arithmetic stays numpy.einsum's default one too.
-            # numpy's optimize path computes intermediates in each operand's
-            # own dtype (a bool operand summed with OR, an int8 one wrapping
-            # at 8 bits) before promoting: 'a,b->' on int64 [2] and bool
-            # [True, True] gives 2, not 4.  Its single loop computes in the
-            # result dtype throughout, and alone accumulates every product
-            # into a zero-stride out=.
-            opt = False
-        pairwise = plan.fallback.numpy_kwargs is not None
-        kw = (dict(plan.fallback.numpy_kwargs) if pairwise else
-              {"dtype": opts["dtype"], "order": opts["order"], "casting": opts["casting"]})
-        swapped = kw.get("dtype") is not None and not np.dtype(kw["dtype"]).isnative
-        if swapped:
-            # numpy's loops write native values into a byte-swapped result
-            # (einsum('i->j', a, dtype='>f8') gives 1e-320s): computed in
-            # native order and swapped after.  The pairwise path's own
-            # checks (its ufuncs refuse a byte order, its tensordot and
-            # one-loop steps do not) run first, into a scratch out=.
-            if pairwise:
-                scratch = None if out is None else np.empty_like(out)
-                if out is not None:
-                    scratch.flags.writeable = out.flags.writeable
-                np.einsum(plan.fallback_subscripts, *operands, optimize=opt, out=scratch, **kw)
-            swapped, kw["dtype"] = np.dtype(kw["dtype"]), np.dtype(kw["dtype"]).newbyteorder("=")
-        res = np.einsum(plan.fallback_subscripts, *operands, out=out, optimize=opt, **kw)
-        if swapped and out is None and isinstance(res, np.ndarray) and res.ndim:
-            res = res.astype(swapped)
-        # numpy's optimize path may return a 0-d array where its default
-        # path (and einplan) return a scalar
-        if out is None and isinstance(res, np.ndarray) and res.ndim == 0:
-            return res[()]
-        return res
+        return _run_numpy_fallback(plan, operands, out)
 
     dtype = np.dtype(plan.dtype)
     target = out
@@ -211,6 +167,56 @@ def run_plan(plan, operands, out=None):
     if plan.result_dtype is not None:
         return target.astype(plan.result_dtype)
     return target
+
+
+def _run_numpy_fallback(plan, operands, out):
+    """numpy.einsum with the options the plan's fallback names."""
+    opts = dict(zip(("dtype", "order", "casting", "optimize"), plan.options))
+    opt = opts["optimize"]
+    if isinstance(opt, tuple) and opt and opt[0] == "einsum_path":
+        opt = list(opt)
+    elif plan.fallback.numpy_kwargs is not None:
+        opt = list(opt) if isinstance(opt, tuple) else opt
+    elif (np.dtype(plan.dtype).hasobject or any(op.dtype != plan.dtype for op in operands)
+          or (out is not None and 0 in out.strides)):
+        # object arrays: numpy's own default loop (optimize=False).  Its
+        # optimize path pairs operands through tensordot/dot, whose
+        # error path over-releases object references when an element's
+        # __add__/__mul__ raises (numpy's test_einsum_object_errors: a
+        # use-after-free seen with valgrind); evaluation order of object
+        # arithmetic stays numpy.einsum's default one too.
+        # numpy's optimize path computes intermediates in each operand's
+        # own dtype (a bool operand summed with OR, an int8 one wrapping
+        # at 8 bits) before promoting: 'a,b->' on int64 [2] and bool
+        # [True, True] gives 2, not 4.  Its single loop computes in the
+        # result dtype throughout, and alone accumulates every product
+        # into a zero-stride out=.
+        opt = False
+    pairwise = plan.fallback.numpy_kwargs is not None
+    kw = (dict(plan.fallback.numpy_kwargs) if pairwise else
+          {"dtype": opts["dtype"], "order": opts["order"], "casting": opts["casting"]})
+    requested = None if kw.get("dtype") is None else np.dtype(kw["dtype"])
+    swapped = requested is not None and not requested.isnative
+    if swapped:
+        # numpy's loops write native values into a byte-swapped result
+        # (einsum('i->j', a, dtype='>f8') gives 1e-320s): computed in
+        # native order and swapped after.  The pairwise path's own
+        # checks (its ufuncs refuse a byte order, its tensordot and
+        # one-loop steps do not) run first, into a scratch out=.
+        if pairwise:
+            scratch = None if out is None else np.empty_like(out)
+            if out is not None:
+                scratch.flags.writeable = out.flags.writeable
+            np.einsum(plan.fallback_subscripts, *operands, optimize=opt, out=scratch, **kw)
+        kw["dtype"] = requested.newbyteorder("=")
+    res = np.einsum(plan.fallback_subscripts, *operands, out=out, optimize=opt, **kw)
+    if swapped and out is None and isinstance(res, np.ndarray) and res.ndim:
+        res = res.astype(requested)
+    # numpy's optimize path may return a 0-d array where its default
+    # path (and einplan) return a scalar
+    if out is None and isinstance(res, np.ndarray) and res.ndim == 0:
+        return res[()]
+    return res
 
 
 def _overlaps(out, operands):
