@@ -29,7 +29,7 @@ KERNEL_DIR = "cython_kernels"
 # its own target pragma).
 C_SOURCES = [
     # the machine and the threads
-    "ep_cpu.c", "ep_dispatch.c", "ep_threads.c",
+    "ep_cpu.c", "ep_dispatch.c", "ep_probe.c", "ep_threads.c",
     # the GEMM: blocking, workspace, schedule, packing, the three paths
     "ep_blocking.c", "ep_workspace.c", "ep_schedule.c", "ep_pack.c",
     "ep_gemm.c", "ep_gemv.c", "ep_smm.c",

@@ -436,6 +436,22 @@ def tile(str isa, dtype):
     return mr, nr
 
 
+def probe_ukr_gflops(str isa, dtype, int reps=100, double seconds=0.02):
+    """Best GFLOP/s of one core running `isa`'s micro-kernel for dtype on
+    panels in L1: runs of `reps` calls timed in C, repeated for `seconds`
+    (the machine model's peak measurement)."""
+    cdef int code = _isa_code(isa)
+    cdef ep_dtype_t dt = EP_FLOAT32 if np.dtype(dtype) == np.float32 else EP_FLOAT64
+    cdef double rate
+    if not ep_isa_supported(code):
+        raise ValueError(f"ISA {isa!r} is not supported by this CPU")
+    with nogil:
+        rate = ep_probe_ukr_gflops(code, dt, reps, seconds)
+    if rate <= 0:
+        raise MemoryError("no memory for the probe's panels")
+    return rate
+
+
 def blocking(dtype):
     """dict(mr, nr, mc, kc, nc) for dtype with the ISA in use."""
     cdef ep_blocking_t bk = ep_blocking(EP_FLOAT32 if np.dtype(dtype) == np.float32 else EP_FLOAT64)

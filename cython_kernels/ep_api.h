@@ -143,6 +143,9 @@ int ep_isa_tile(int isa, ep_dtype_t dtype, int *mr, int *nr);
 int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
                const void *a, const void *b, void *c, ep_inc_t rs_c,
                ep_inc_t cs_c, double alpha, double beta);
+// Best GFLOP/s of timings of `reps` back-to-back micro-kernel calls of a
+// given ISA on panels in L1, repeated for `seconds` (ep_probe.c; -1 if the ISA cannot run).
+double ep_probe_ukr_gflops(int isa, ep_dtype_t dtype, int reps, double seconds);
 
 // Caches in bytes as read from the system (ep_cpu.c; 0 if unknown).
 void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);

@@ -99,6 +99,7 @@ cdef extern from "ep_api.h" nogil:
     int ep_set_isa(int isa)
     const char *ep_isa_name(int isa)
     int ep_isa_tile(int isa, ep_dtype_t dtype, int *mr, int *nr)
+    double ep_probe_ukr_gflops(int isa, ep_dtype_t dtype, int reps, double seconds)
     int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
                    const void *a, const void *b, void *c, ep_inc_t rs_c,
                    ep_inc_t cs_c, double alpha, double beta)

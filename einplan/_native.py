@@ -175,6 +175,12 @@ def tile(dtype):
     return k.tile(k.isa(), dtype)
 
 
+def probe_ukr_gflops(isa_name, dtype=np.float32):
+    """Best GFLOP/s one core gets from ``isa_name``'s micro-kernel on panels
+    in L1 (timed in C: the machine model's peak)."""
+    return _require().probe_ukr_gflops(isa_name, dtype)
+
+
 def isa():
     """Name of the micro-kernel set in use ("avx512", "avx2" or "generic")."""
     return _require().isa()

@@ -12,11 +12,12 @@ Peak FLOP rate, per core::
 * ``lanes``: AVX-512 512 bit, AVX2 256 bit, the portable C kernel 128 bit
   (what a compiler makes of it at -O3 with the x86-64 baseline, SSE2).
 * ``clock`` is *measured*: the SIMD micro-kernel of the best ISA the CPU has
-  is run on packed panels that sit in L1/L2 (``_kernels.ukr``, about 40 us per
-  run, best of 20), and the clock that explains its FLOP rate is taken when
+  is run on packed panels that sit in L1, 100 calls back to back timed in C
+  (``_native.probe_ukr_gflops``, the best such run in 20 ms), and the clock that explains its FLOP rate is taken when
   it exceeds the nominal clock of /proc/cpuinfo (turbo); otherwise the
   nominal clock stands.  FMA units are inferred from the same run: the
-  largest count (2, then 1) whose implied clock is at least 0.8 x nominal.
+  largest count (2, then 1) whose implied clock is at least 0.8 x nominal
+  (``infer_fma_units``).
   That tells an AMD Zen 4 (AVX-512 double-pumped over two 256-bit units:
   one 512-bit FMA per cycle) from an Intel server core (two).
 * Memory bandwidth: a timed ``np.copyto`` of 64 MB (read + write = 128 MB
@@ -178,29 +179,11 @@ def _env_float(name):
         return None
 
 
-def _aligned(n, dtype):
-    raw = np.empty(n + 64, dtype)
-    off = (-raw.ctypes.data % 64) // raw.itemsize
-    out = raw[off:off + n]
-    out[...] = 1
-    return out
-
-
 def _ukr_gflops(isa: str) -> tuple[float, str]:
-    """Best float32 FLOP rate of ``isa``'s micro-kernel on panels in cache."""
-    kern = _native._require()   # the compiled module, through its one importer
-    ukr = getattr(_native, "ukr", None) or kern.ukr
-    dt = np.float32
-    mr, nr = kern.tile(isa, dt)
-    k = 2048                    # B panel nr*k*4 bytes: 384 KiB for 48 x 2048 (L2)
-    a, b = _aligned(k * mr, dt), _aligned(k * nr, dt)
-    c = np.zeros((mr, nr), dt)
-    best = math.inf
-    for _ in range(20):
-        t0 = time.perf_counter()
-        ukr(isa, a, b, c, k, nr, 1, 1.0, 0.0)
-        best = min(best, time.perf_counter() - t0)
-    return 2.0 * mr * nr * k / best / 1e9, f"{isa} float32 {mr}x{nr} micro-kernel"
+    """Best float32 FLOP rate of ``isa``'s micro-kernel on panels in L1."""
+    mr, nr = _native._require().tile(isa, np.float32)
+    gf = _native.probe_ukr_gflops(isa, np.float32)
+    return gf, f"{isa} float32 {mr}x{nr} micro-kernel"
 
 
 def _measure_bandwidth() -> float:
@@ -215,6 +198,20 @@ def _measure_bandwidth() -> float:
         np.copyto(dst, src)
         best = min(best, time.perf_counter() - t0)
     return 2.0 * src.nbytes / best / 1e9
+
+
+def infer_fma_units(gflops, per_cycle, nominal_ghz, units=None):
+    """(FMA units, implied clock in GHz) that explain a measured float32 rate:
+    the larger count (2, then 1) whose implied clock is at least 0.8 x the
+    nominal one, or ``units`` when it is given.  The two answers differ by a
+    factor of 2 in clock, so 0.8 tells a double-pumped unit (Zen 4's
+    AVX-512 at up to 1.5x turbo reads as 0.75x at two units) from two."""
+    cands = [units] if units else [2, 1]
+    for u in cands:
+        implied = gflops / (per_cycle * u)
+        if nominal_ghz is None or implied >= 0.8 * nominal_ghz or u == cands[-1]:
+            return u, implied
+    raise AssertionError("unreachable: the last candidate is always taken")
 
 
 def _calibrate() -> Machine:
@@ -238,14 +235,7 @@ def _calibrate() -> Machine:
         if measured is not None:
             gf, what = measured
             per_cycle = VECTOR_BITS[simd[0]] // 32 * 2     # float32 flops per FMA-unit cycle
-            cands = [units] if units else [2, 1]
-            chosen = None
-            for u in cands:
-                implied = gf / (per_cycle * u)
-                if nominal is None or implied >= 0.8 * nominal or u == cands[-1]:
-                    chosen = (u, implied)
-                    break
-            u, implied = chosen
+            u, implied = infer_fma_units(gf, per_cycle, nominal, units)
             if not units:
                 units = u
                 units_src = (f"inferred: {gf:.0f} GFLOP/s of the {what} is "

@@ -325,6 +325,31 @@ def test_machine_env_overrides(monkeypatch):
     assert m.clock_source == "EINPLAN_CLOCK_GHZ"
 
 
+@pytest.mark.skipif(not _native.available(), reason="needs the compiled kernels")
+def test_peak_probe_runs_every_isa_and_refuses_others():
+    """The probe runs each kernel set this CPU has (a rate of 0 would price
+    every plan at infinite time) and refuses the others."""
+    have = _native.available_isas()
+    for isa in have:
+        assert _native.probe_ukr_gflops(isa) > 0
+    for isa in {"generic", "avx2", "avx512"} - set(have):
+        with pytest.raises(ValueError, match="not supported"):
+            _native.probe_ukr_gflops(isa)
+
+
+@pytest.mark.parametrize("gflops, per_cycle, nominal, units", [
+    (95.0, 16, 2.45, 2),    # Zen 3, AVX2: two 256-bit units at 2.97 GHz
+    (40.0, 16, 2.45, 1),    # only one unit can explain it (2.5 GHz)
+    (118.0, 32, 2.4, 1),    # Zen 4, AVX-512 double-pumped at a 3.7 GHz turbo
+    (230.0, 32, 2.4, 2),    # two full-width 512-bit units at 3.6 GHz
+])
+def test_fma_units_inferred_from_the_probe(gflops, per_cycle, nominal, units):
+    u, clock = model.infer_fma_units(gflops, per_cycle, nominal)
+    assert u == units
+    assert clock == pytest.approx(gflops / (per_cycle * units))
+    assert model.infer_fma_units(gflops, per_cycle, nominal, units=1)[0] == 1
+
+
 def test_schedule_is_ep_gemms_own():
     """The schedule explain prints is the C core's decision (ep_gemm_schedule)."""
     f32 = {"dtype": np.float32}
