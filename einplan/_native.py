@@ -60,7 +60,8 @@ def _require():
 
 # The GEMM that plan steps run instead of the compiled kernel, or None: the
 # switch below sets it (tests run plans on the numpy oracle or a counting
-# wrapper with it; so does a session without the compiled module).
+# wrapper with it).  Plans are always made with the compiled module: the
+# schedule each step records is the C core's.
 _reference_gemm = None
 
 

@@ -115,7 +115,7 @@ def _view_runner(plan, step):
 def _nest_runner(plan, step, with_out):
     """The hot-path runner of a one-nest plan: compiled when it allocates the
     output, a closure that checks out= for overlap otherwise."""
-    if step.dst != OUT or step.native is None:
+    if step.dst != OUT:
         return None
     if not with_out:
         buf = plan.out_buffer
@@ -267,7 +267,7 @@ def _run_reduce(step, slots, target, dtype):
     if step.sum_axes:
         np.sum(view, axis=step.sum_axes, out=dst, dtype=dst.dtype)
     elif (view.dtype == dst.dtype and view.shape == dst.shape and not dst.dtype.hasobject
-          and dst.itemsize in (1, 2, 4, 8, 16) and _native.available()
+          and dst.itemsize in (1, 2, 4, 8, 16)
           and view.flags.aligned and dst.flags.aligned   # C reads whole elements
           and not np.may_share_memory(view, dst)):
         _native.permute_copy(view, dst)   # "ncabhw->nchawb" into out=: cache-blocked
@@ -282,11 +282,7 @@ def _run_nest(step, slots, target, dtype):
     else:
         dst = allocate(step.buffer, dtype)
         slots[step.dst] = dst
-    call = step.native
-    if call is None:   # a plan made without the compiled kernels
-        _native._require()
-        raise RuntimeError("this plan's nest has no compiled descriptor")
-    call(tuple([slots[i] for i in step.inputs]), dst)
+    step.native(tuple([slots[i] for i in step.inputs]), dst)
 
 
 def _step_gemm(step):

@@ -235,11 +235,9 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         row = "sum/scalar"
     moved = sum(math.prod(sizes[c] for c in lab if sizes[c] != 1) for _, lab, _ in ins)
     moved += math.prod(sizes[c] for c in out_strides if sizes[c] != 1)
-    native = None
-    if _native.available():
-        native = _native.prepare_nest(str(dtype), len(ins),
-                                      tuple((lp.extent,) + lp.strides for lp in loops),
-                                      split, threads, tile, block)
+    native = _native.prepare_nest(str(dtype), len(ins),
+                                  tuple((lp.extent,) + lp.strides for lp in loops),
+                                  split, threads, tile, block)
     return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,

@@ -250,15 +250,15 @@ class GemmStep:
     # the plan is made; not part of the plan's identity
     native: object = field(default=None, compare=False, repr=False)
     engine: str = "gemm"
-    # the C core's schedule and the orientation's reason (None without the
-    # compiled module)
+    # the C core's schedule and the orientation's reason, filled with
+    # ``native`` when the planner has made the descriptor
     kernel: KernelChoice | None = None
 
     @property
     def one_call(self) -> bool:
         """Writes the output with one call of its compiled descriptor (real,
         or complex by 1m), so a runner can call it directly."""
-        return self.c == OUT and self.complex_mode in ("", "1m") and self.native is not None
+        return self.c == OUT and self.complex_mode in ("", "1m")
 
     def groups(self):
         """(m, n, k, batch) as _native.gemm takes them: float-view strides,

@@ -107,9 +107,8 @@ def make_plan(spec, infos, options: Options = Options(), out_info=None,
     key = plan_key(spec.inputs, spec.output, infos, out_info, options)
     if gemm_only:
         key += ("gemm_only",)
-    if _native.available():
-        # a plan records the C core's schedule for the thread count in effect
-        key += (_native.get_num_threads(),)
+    # a plan records the C core's schedule for the thread count in effect
+    key += (_native.get_num_threads(),)
     with _cache_lock:
         plan = _cache.get(key)
         if plan is not None:
@@ -558,8 +557,7 @@ def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
     more than the pairwise path's (its steps' products summed): an
     elementwise 'ij,ij,ij->i' then runs as one pass, no intermediates.
     """
-    if (b.gemm_only or not nest_dtype_ok(dtype) or len(views) > MAXIN
-            or not _native.available()):
+    if b.gemm_only or not nest_dtype_ok(dtype) or len(views) > MAXIN:
         return False
     if any(i.dtype != dtype for i in infos):
         return False
@@ -633,7 +631,7 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
 def _step_engine(b, x, y, c_labels, is_complex) -> str:
     """The engine for one pairwise step of a path: the nest when m, n or k
     is too small for a GEMM and both slots hold the compute dtype."""
-    if b.gemm_only or not _native.available() or not nest_dtype_ok(b.dtype):
+    if b.gemm_only or not nest_dtype_ok(b.dtype):
         return "gemm"
     if is_complex and (x.cplx != "c" or y.cplx != "c"):
         return "gemm"   # a real array in a complex product: the GEMM's split
@@ -749,12 +747,10 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     swapped, layout, sc, order = orient_step(roles, sizes, x.kstrides(), y.kstrides(), cf,
                                              c_orders, f)
     A, B = (y, x) if swapped else (x, y)
-    moved = ()
-    if _native.available():
-        mr, nr = _native.tile(b.kernel_dtype)
-        if is_complex and choose_kernel(layout) == KernelKind.GEMM:
-            nr //= 2   # 1m: NR real columns hold NR / 2 complex ones
-        layout, moved = loop_straddling_axes(layout, mr, nr)
+    mr, nr = _native.tile(b.kernel_dtype)
+    if is_complex and choose_kernel(layout) == KernelKind.GEMM:
+        nr //= 2   # 1m: NR real columns hold NR / 2 complex ones
+    layout, moved = loop_straddling_axes(layout, mr, nr)
     if final:
         dst, full = OUT, out_term
     else:
@@ -773,10 +769,9 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     step = GemmStep(kind, A.slot, B.slot, dst, A.labels, B.labels, full,
                     layout.batch, layout.m, layout.n, layout.k, swapped, buf if not final else None,
                     cmode, layout.breaks, moved)
-    if _native.available():
-        kdtype = b.dtype if cmode == "1m" else b.kernel_dtype
-        native = _native.prepare_gemm(kdtype, *step.groups())
-        step = replace(step, native=native, kernel=_kernel_choice(step, native, sc, sizes))
+    kdtype = b.dtype if cmode == "1m" else b.kernel_dtype
+    native = _native.prepare_gemm(kdtype, *step.groups())
+    step = replace(step, native=native, kernel=_kernel_choice(step, native, sc, sizes))
     b.steps.append(step)
     st = None
     if not final:

@@ -139,7 +139,7 @@ class ContractPlan:
         (real or 1m) into a fresh output (the small-call hot path), else None."""
         p = self._plan
         step = p.only_step
-        if step is None or p.out_buffer is None or not _native.available():
+        if step is None or p.out_buffer is None:
             return None
         if isinstance(step, NestStep):
             return _nest_plan_runner(p, step, templates)
@@ -277,7 +277,7 @@ class ContractPlan:
 def _nest_plan_runner(p, step, templates):
     """The small-call runner of a plan that is one nest into a fresh output:
     the operands must match the planned layouts (else None: the general path)."""
-    if step.dst != OUT or step.native is None:
+    if step.dst != OUT:
         return None
     run = _native.nest_runner(step.native, step.inputs, p.out_buffer.mem_shape,
                               p.out_buffer.view_axes, p.scalar_result)

@@ -1,5 +1,6 @@
 """Shared pytest setup: hypothesis profiles, the thread-count fixtures and
-the kernel fixtures (the numpy oracle without a build, the ISA in use).
+the ISA fixtures.  The tests run on the compiled kernels: without a build
+they stop at once with _native's ImportError, which says how to build.
 
 Select with the environment variable HYPOTHESIS_PROFILE (default "ci"):
 
@@ -19,8 +20,10 @@ from hypothesis import HealthCheck, settings
 import einplan
 from einplan import _native
 
-# the kernel sets this CPU can run (none without a build)
-ISAS = _native.available_isas() if _native.available() else ()
+_native._require()
+
+# the kernel sets this CPU can run
+ISAS = _native.available_isas()
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -49,19 +52,6 @@ def restore_threads():
 def one_thread(restore_threads):
     """Kernel tests that are about one thread (test_threads.py covers more)."""
     einplan.set_num_threads(1)
-
-
-@pytest.fixture
-def kernel_or_reference():
-    """Plans run on the numpy oracle (_native.gemm_reference) when the
-    compiled kernels are not built, so the planner and executor tests still
-    check results there; with a build, on the kernels."""
-    if _native.available():
-        yield
-        return
-    previous = _native.set_reference_gemm(_native.gemm_reference)
-    yield
-    _native.set_reference_gemm(previous)
 
 
 @pytest.fixture

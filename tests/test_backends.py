@@ -15,7 +15,6 @@ oe = pytest.importorskip("opt_einsum", reason="opt_einsum is not installed")
 from opt_einsum.testing import build_views, rand_equation  # noqa: E402
 
 K = _native._kernels
-pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 HAVE_OMP = K is not None and K.config()["build"].get("openmp", False)
 needs_omp = pytest.mark.skipif(not HAVE_OMP, reason="built without OpenMP: always 1 thread")
 

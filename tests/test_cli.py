@@ -11,7 +11,6 @@ import pytest
 from einplan import _native
 from einplan.explain import validate
 
-pytestmark = pytest.mark.skipif(_native._kernels is None, reason="kernels not built")
 
 ROOT = Path(__file__).resolve().parents[1]
 # no calibration runs: these tests check the command line, not the model

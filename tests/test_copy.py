@@ -19,7 +19,6 @@ from einplan import _native
 from conftest import ISAS  # noqa: E402
 
 K = _native._kernels
-pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 
 HAVE_OMP = K is not None and K.config()["build"].get("openmp", False)
 # every element size ep_copy takes: 1, 2, 4, 8, 16 bytes

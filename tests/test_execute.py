@@ -9,7 +9,6 @@ from einplan.api import einsum
 from _gemm_util import rand
 
 
-pytestmark = pytest.mark.usefixtures("kernel_or_reference")
 
 
 def tol(dtype):

@@ -14,7 +14,6 @@ from _gemm_util import smm_in_use
 from einplan.explain import (SCHEMA, SCHEMA_VERSION, Report, _fmt_bytes, _fmt_time, explain,
                              explain_call, validate)
 
-pytestmark = pytest.mark.skipif(_native._kernels is None, reason="kernels not built")
 
 F32 = np.float32
 
@@ -325,7 +324,6 @@ def test_machine_env_overrides(monkeypatch):
     assert m.clock_source == "EINPLAN_CLOCK_GHZ"
 
 
-@pytest.mark.skipif(not _native.available(), reason="needs the compiled kernels")
 def test_peak_probe_runs_every_isa_and_refuses_others():
     """The probe runs each kernel set this CPU has (a rate of 0 would price
     every plan at infinite time) and refuses the others."""

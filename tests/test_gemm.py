@@ -17,7 +17,6 @@ import einplan  # noqa: E402
 from einplan import _native  # noqa: E402
 
 K = _native._kernels
-pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 
 DTYPES = (np.float32, np.float64)
 SENTINEL = -7.25

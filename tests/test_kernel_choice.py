@@ -10,7 +10,6 @@ from einplan.operands import describe, describe_operands
 from einplan.plan import GemmStep, KernelChoice, KernelPath, ParallelLoop
 from einplan.spec import parse_spec
 
-pytestmark = pytest.mark.skipif(not _native.available(), reason="needs the compiled kernels")
 
 
 def _gemm_steps(subscripts, *ops, **kw):

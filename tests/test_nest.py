@@ -13,7 +13,6 @@ from einplan.plan import NestStep
 from _gemm_util import rand
 
 K = _native._kernels
-pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 DTYPES = ["float32", "float64", "complex64", "complex128"]
 # lengths around every vector width (4..16 lanes, 4 accumulators) and past
 # one summation block (2048 elements: the pairwise combination of blocks)

@@ -13,7 +13,6 @@ from einplan.planner import Options, make_plan
 from einplan.spec import parse_spec
 
 
-pytestmark = pytest.mark.usefixtures("kernel_or_reference")
 
 
 def plan_for(subscripts, *ops, out=None, gemm_only=False, **opts):

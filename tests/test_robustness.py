@@ -18,7 +18,6 @@ import pytest
 import einplan
 from einplan import _native
 
-pytestmark = pytest.mark.skipif(not _native.available(), reason="needs the compiled kernels")
 
 
 def _run_py(code, timeout=120, env=None):

@@ -17,7 +17,6 @@ from einplan import _native  # noqa: E402
 from conftest import ISAS  # noqa: E402
 
 K = _native._kernels
-pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 
 ISA_NAMES = ("generic", "avx2", "avx512")
 DTYPES = (np.float32, np.float64)

@@ -22,7 +22,7 @@ def build(ctx, i, step) -> Step:
     loops = tuple(NestLoopDesc(ctx.d(lp.labels), int(lp.extent),
                                dict(zip(names, (int(v) for v in lp.strides))), lp.reduces)
                   for lp in step.loops)
-    threads = step.native.threads() if step.native is not None else 1
+    threads = step.native.threads()
     split = ctx.d(step.loops[step.split].labels) if step.split >= 0 else None
     row = step.loops[-1] if step.loops else None
     pred = model.predict_stream(ctx.mach, step.bytes_moved, step.flops,
@@ -43,7 +43,7 @@ def build(ctx, i, step) -> Step:
             + (f", the row in blocks of {step.block} (block loop outermost)"
                if step.block else "")
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread"))
-    kernel = Kernel("nest", _native.isa() if _native.available() else None,
+    kernel = Kernel("nest", _native.isa(),
                     threads=threads, parallel_loop=split if threads > 1 else "none")
     nest = NestDesc(step.engine, loops, step.row,
                     ctx.d(row.labels) if row is not None else None, step.tile, step.block,
