@@ -161,21 +161,16 @@ static ep_dim_t ep_copy_stream_min(void)
 
 static int ep_pow2(ep_dim_t n) { return n >= 2 && (n & (n - 1)) == 0; }
 
-// Returns 0 when there is nothing to copy; *src_off / *dst_off are the
-// element offsets of the walk's first element (flipped axes start at their
-// far end).
-static int ep_copy_plan(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
-                        const ep_inc_t *d_st, int es, const ep_copy_opts_t *opt,
-                        ep_copy_plan_t *p, ep_inc_t *src_off, ep_inc_t *dst_off)
+// Step 1: the normalised axes, outer to inner in dst order (n, s, d in
+// elements).  Returns the axis count (at least 1), or 0 when there is
+// nothing to copy; *src_off / *dst_off are the element offsets of the walk's
+// first element (flipped axes start at their far end).
+static int ep_copy_axes(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                        const ep_inc_t *d_st, ep_dim_t *n, ep_inc_t *s, ep_inc_t *d,
+                        ep_inc_t *src_off, ep_inc_t *dst_off)
 {
-    ep_dim_t n[EP_MAXDIM];
-    ep_inc_t s[EP_MAXDIM], d[EP_MAXDIM];
     int nd = 0;
-    ep_dim_t total = 1;
     *src_off = *dst_off = 0;
-    memset(&p->sc, 0, sizeof p->sc);
-    p->sc.isa = EP_ISA_GENERIC;
-    p->sc.nthreads = 1;
     for (int x = 0; x < ndim; x++) {
         if (extent[x] == 0) return 0;
         if (extent[x] == 1) continue;
@@ -185,7 +180,6 @@ static int ep_copy_plan(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
             *dst_off += (n[nd] - 1) * d[nd];
             s[nd] = -s[nd], d[nd] = -d[nd];
         }
-        total *= n[nd];
         nd++;
     }
     for (int x = 1; x < nd; x++)          // stable: by dst stride, descending
@@ -203,9 +197,122 @@ static int ep_copy_plan(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
             m++;
         }
     }
-    nd = m;
-    if (nd == 0) n[0] = 1, s[0] = d[0] = 1, nd = 1;   // one element
+    if (m == 0) n[0] = 1, s[0] = d[0] = 1, m = 1;   // one element
+    return m;
+}
 
+// Step 2, RUN: runs of the innermost axis, streamed when dst is large.
+static void ep_copy_pick_run(ep_copy_plan_t *p, int isa, int want_stream)
+{
+    p->sc.kind = EP_COPY_RUN;
+    p->fn = ep_run;
+    p->nsplit = p->n1;
+    p->ss = p->sd = p->es;
+#ifdef EP_COPY_X86
+    if (isa != EP_ISA_GENERIC && want_stream) {
+        p->stream_copy = isa == EP_ISA_AVX512 ? ep_stream_copy_avx512
+                                              : ep_stream_copy_avx2;
+        p->stream = 1;
+    }
+#else
+    (void)isa, (void)want_stream;
+#endif
+}
+
+// Step 2, tiles of I by B: portable TILE, or the SIMD TRANSPOSE /
+// INTERLEAVE where I has unit dst stride and B unit src stride.
+static void ep_copy_pick_tile(ep_copy_plan_t *p, int isa, int want_stream, int has_b)
+{
+    int es = p->es;
+    p->sc.kind = EP_COPY_TILE;
+    switch (es) {
+    case 1: p->fn = ep_tile_uint8_t; break;
+    case 2: p->fn = ep_tile_uint16_t; break;
+    case 4: p->fn = ep_tile_uint32_t; break;
+    case 8: p->fn = ep_tile_uint64_t; break;
+    default: p->fn = ep_tile_ep_b16_t; break;
+    }
+    p->nsplit = p->n0;
+    p->ss = p->s0 * es;
+    p->sd = p->d0 * es;
+#ifdef EP_COPY_X86
+    int vl = isa == EP_ISA_AVX512 ? 64 / es : 32 / es;
+    if (isa != EP_ISA_GENERIC && (es == 4 || es == 8) && has_b &&
+        p->d1 == 1 && p->s0 == 1 && p->n0 >= vl) {
+        ep_copy_fn simd = isa == EP_ISA_AVX512
+                              ? (es == 4 ? ep_cs512s_tile : ep_cs512d_tile)
+                              : (es == 4 ? ep_cs256s_tile : ep_cs256d_tile);
+        if (p->n1 >= vl) {
+            p->sc.kind = EP_COPY_TRANSPOSE;
+            p->sc.rows = vl;
+            // streaming needs a whole 64-byte line per vector store
+            p->stream = want_stream && vl * es == 64;
+        } else if (ep_pow2(p->n1) && p->d0 == p->n1) {
+            p->sc.kind = EP_COPY_INTERLEAVE;
+            p->sc.rows = (int)p->n1;
+            p->stream = want_stream;
+        }
+        if (p->sc.kind != EP_COPY_TILE) {
+            p->fn = simd;
+            p->sc.isa = isa;
+        }
+    }
+#else
+    (void)isa, (void)want_stream, (void)has_b;
+#endif
+}
+
+// Step 3: threads, and blocks of the split axis so that each gets enough
+// units of the outer iteration space.
+static void ep_copy_share(ep_copy_plan_t *p, ep_dim_t outer, ep_dim_t total,
+                          const ep_copy_opts_t *opt)
+{
+    int es = p->es, nt = 1;
+#ifdef _OPENMP
+    if (opt && opt->nthreads > 0)
+        nt = opt->nthreads;
+    else if (2.0 * (double)total * es >= EP_COPY_MIN_PARALLEL_BYTES)
+        nt = ep_get_num_threads();
+    nt = ep_clamp_threads(nt);
+#else
+    (void)opt, (void)total;
+#endif
+    p->cb = p->nsplit;
+    p->nb = 1;
+    if (nt > 1 && outer < (ep_dim_t)nt * EP_COPY_UNITS_PER_THREAD) {
+        // blocks of whole vectors and (for elements up to 4 bytes) lines
+        ep_dim_t want = ((ep_dim_t)nt * EP_COPY_UNITS_PER_THREAD + outer - 1) / outer;
+        ep_dim_t g = es <= 4 ? 64 / es : 16;
+        ep_dim_t cb = (p->nsplit + want - 1) / want;
+        cb = (cb + g - 1) / g * g;
+        if (cb < p->nsplit) {
+            p->cb = cb;
+            p->nb = (p->nsplit + cb - 1) / cb;
+        }
+    }
+    ep_dim_t units = outer * p->nb;
+    if (nt > units) nt = (int)units;
+    p->units = units;
+    p->sc.nthreads = nt;
+}
+
+// The copy's plan (the three steps of the header).  Returns 0 when there is
+// nothing to copy; *src_off / *dst_off as for ep_copy_axes.
+static int ep_copy_plan(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
+                        const ep_inc_t *d_st, int es, const ep_copy_opts_t *opt,
+                        ep_copy_plan_t *p, ep_inc_t *src_off, ep_inc_t *dst_off)
+{
+    ep_dim_t n[EP_MAXDIM];
+    ep_inc_t s[EP_MAXDIM], d[EP_MAXDIM];
+    memset(&p->sc, 0, sizeof p->sc);
+    p->sc.isa = EP_ISA_GENERIC;
+    p->sc.nthreads = 1;
+    int nd = ep_copy_axes(ndim, extent, s_st, d_st, n, s, d, src_off, dst_off);
+    if (nd == 0) return 0;
+    ep_dim_t total = 1;
+    for (int x = 0; x < nd; x++) total *= n[x];
+
+    // I: dst's innermost axis; B: the other axis of smallest src stride
     p->es = es;
     p->sc.ndim = nd;
     int I = nd - 1, B = -1;
@@ -234,83 +341,12 @@ static int ep_copy_plan(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
                           : (double)total * es >= (double)ep_copy_stream_min();
     p->stream = 0;
     p->stream_copy = NULL;
-    if (run) {
-        p->sc.kind = EP_COPY_RUN;
-        p->fn = ep_run;
-        p->nsplit = p->n1;
-        p->ss = p->sd = es;
-#ifdef EP_COPY_X86
-        if (isa != EP_ISA_GENERIC && want_stream) {
-            p->stream_copy = isa == EP_ISA_AVX512 ? ep_stream_copy_avx512
-                                                  : ep_stream_copy_avx2;
-            p->stream = 1;
-        }
-#endif
-    } else {
-        p->sc.kind = EP_COPY_TILE;
-        switch (es) {
-        case 1: p->fn = ep_tile_uint8_t; break;
-        case 2: p->fn = ep_tile_uint16_t; break;
-        case 4: p->fn = ep_tile_uint32_t; break;
-        case 8: p->fn = ep_tile_uint64_t; break;
-        default: p->fn = ep_tile_ep_b16_t; break;
-        }
-        p->nsplit = p->n0;
-        p->ss = p->s0 * es;
-        p->sd = p->d0 * es;
-#ifdef EP_COPY_X86
-        int vl = isa == EP_ISA_AVX512 ? 64 / es : 32 / es;
-        if (isa != EP_ISA_GENERIC && (es == 4 || es == 8) && B >= 0 &&
-            p->d1 == 1 && p->s0 == 1 && p->n0 >= vl) {
-            ep_copy_fn simd = isa == EP_ISA_AVX512
-                                  ? (es == 4 ? ep_cs512s_tile : ep_cs512d_tile)
-                                  : (es == 4 ? ep_cs256s_tile : ep_cs256d_tile);
-            if (p->n1 >= vl) {
-                p->sc.kind = EP_COPY_TRANSPOSE;
-                p->sc.rows = vl;
-                // streaming needs a whole 64-byte line per vector store
-                p->stream = want_stream && vl * es == 64;
-            } else if (ep_pow2(p->n1) && p->d0 == p->n1) {
-                p->sc.kind = EP_COPY_INTERLEAVE;
-                p->sc.rows = (int)p->n1;
-                p->stream = want_stream;
-            }
-            if (p->sc.kind != EP_COPY_TILE) {
-                p->fn = simd;
-                p->sc.isa = isa;
-            }
-        }
-#endif
-    }
+    if (run)
+        ep_copy_pick_run(p, isa, want_stream);
+    else
+        ep_copy_pick_tile(p, isa, want_stream, B >= 0);
     p->sc.stream = p->stream;
-
-    // threads, and blocks of the split axis so that each gets enough units
-    ep_dim_t units = outer;
-    int nt = 1;
-#ifdef _OPENMP
-    if (opt && opt->nthreads > 0)
-        nt = opt->nthreads;
-    else if (2.0 * (double)total * es >= EP_COPY_MIN_PARALLEL_BYTES)
-        nt = ep_get_num_threads();
-    nt = ep_clamp_threads(nt);
-#endif
-    p->cb = p->nsplit;
-    p->nb = 1;
-    if (nt > 1 && outer < (ep_dim_t)nt * EP_COPY_UNITS_PER_THREAD) {
-        // blocks of whole vectors and (for elements up to 4 bytes) lines
-        ep_dim_t want = ((ep_dim_t)nt * EP_COPY_UNITS_PER_THREAD + outer - 1) / outer;
-        ep_dim_t g = es <= 4 ? 64 / es : 16;
-        ep_dim_t cb = (p->nsplit + want - 1) / want;
-        cb = (cb + g - 1) / g * g;
-        if (cb < p->nsplit) {
-            p->cb = cb;
-            p->nb = (p->nsplit + cb - 1) / cb;
-        }
-    }
-    units = outer * p->nb;
-    if (nt > units) nt = (int)units;
-    p->units = units;
-    p->sc.nthreads = nt;
+    ep_copy_share(p, outer, total, opt);
     return 1;
 }
 
