@@ -5,12 +5,15 @@
         v
     spec.py        1. parse + validate -> Spec (ellipsis expanded, sizes)
     operands.py       shapes, element strides, dtypes -> the plan-cache key
-    path.py        2a. >2 operands: pairwise order (opt_einsum's path finders)
-    roles.py       2b-c. diagonal views, pre-sums, batch / m / n / k per step
-    layout.py      2d. merge axes contiguous in every operand holding them
-    planner.py     2e-f. orientation (A rows / B columns), kernel kind -> Plan
-    nest.py        2f. the loop-nest engine's plan (loop order, row kernel,
-                      threads) and the choice between it and the GEMM engine
+    options.py        dtype= / order= / casting= / optimize=, omitted or given
+    planner.py     2. the pipeline below, assembled into a cached Plan:
+      path.py        2a. >2 operands: pairwise order (opt_einsum's path finders)
+      roles.py       2b-c. diagonal views, pre-sums, batch / m / n / k per step
+      layout.py      2d. merge axes contiguous in every operand holding them
+      orient.py      2e. orientation (A rows / B columns), the output's order
+      nest.py        2f. the loop-nest engine's plan (loop order, row kernel,
+                        threads) and the choice between it and the GEMM engine
+      single_operand.py  one-operand calls: diagonal view, then sum or copy
     plan.py           the Plan: frozen dataclasses, the very object that runs
     execute.py     3. run a Plan: views in, output written in place
     _native.py        the only importer of the compiled einplan._kernels

@@ -23,7 +23,8 @@ from . import _native
 from .deferral import defer, protocol_reason
 from .execute import run_plan, simple_runner
 from .operands import describe, describe_operands, numpy_pairwise_dtypes
-from .planner import CASTING_OMITTED, OPTIMIZE_OMITTED, Options, make_plan
+from .options import CASTING_OMITTED, OPTIMIZE_OMITTED, Options
+from .planner import make_plan
 from .spec import parse_spec
 
 _DEFAULT_OPTIONS = Options()

@@ -7,22 +7,27 @@
       roles.presum_labels         labels of one operand only -> numpy sum first
   2c  roles.assign_roles          batch / m / n / k per pairwise step
   2d  layout.merge_axes           contiguous axes merged within each role
-  2e  orient_step                 which operand is the kernel's A (rows) and which
+  2e  orient.orient_step          which operand is the kernel's A (rows) and which
                                   its B (columns): C's unit stride goes to n, where
                                   the micro-kernel's vectors run; for a free output
                                   (order='K', intermediates) also C's memory order
-  2f  choose_kernel               KernelKind from which groups are empty
+  2f  nest.choose_engine          the GEMM engine or the loop nest, per step (or
+                                  one nest for the whole call)
+      orient.choose_kernel        KernelKind from which groups are empty
+
+One-operand calls are planned by ``single_operand``; the call's options
+(and numpy's omitted-keyword defaults) are ``options.Options``.
 
 float32/float64 run on ``_native.gemm``; complex64/complex128 GEMMs on the same
 real kernel by the 1m method (one real GEMM of doubled n and k, B packed as
 2x2 real blocks), other complex shapes through real/imag float views (4
 gemms); a real operand of a complex contraction is cast to complex first
-(numpy's promotion: its zero imaginary part meets inf and nan); any other dtype becomes a named ``Fallback`` to numpy.einsum.  Plans are cached
-in a bounded, thread-safe LRU keyed by ``operands.plan_key``.
+(numpy's promotion: its zero imaginary part meets inf and nan); any other
+dtype becomes a named ``Fallback`` to numpy.einsum.  Plans are cached in a
+bounded, thread-safe LRU keyed by ``operands.plan_key``.
 """
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -30,13 +35,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import _native
-from .layout import loop_straddling_axes, merge_axes
-from .nest import L2_RESIDENT, MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
-from .operands import (check_options, check_path_name, check_span, dense_strides,
-                       numpy_pairwise_dtypes, optimize_key, plan_key, resolve_dtype)
+from .layout import loop_straddling_axes
+from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
+from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
+                       resolve_dtype)
+from .options import Options
+from .orient import choose_kernel, numpy_k_order, orient_step, out_eff_labels, unit_label
 from .path import check_explicit as check_explicit_path, pairwise_path
 from .plan import OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, Plan, ReduceStep
 from .roles import assign_roles, diagonal_view, presum_labels
+from .single_operand import is_pure_view, single_operand_plan
 
 _NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}
 _COMPLEX = {np.dtype(np.complex64): np.dtype(np.float32),
@@ -45,56 +53,6 @@ _COMPLEX = {np.dtype(np.complex64): np.dtype(np.float32),
 CACHE_SIZE = 512
 _cache: OrderedDict = OrderedDict()
 _cache_lock = threading.Lock()
-
-
-class Omitted:
-    """The default of a keyword whose meaning changes when it is given.
-
-    numpy's pairwise path forwards only the options given (an explicit
-    casting='safe' is checked per pair), and an explicit optimize=True is
-    numpy's 'greedy' path finder with that path's casting and out= rules;
-    einplan's own default pairwise order keeps numpy's optimize=False
-    semantics.  Prints as the value it stands for, so a signature reads as
-    numpy's.
-    """
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __repr__(self):
-        return repr(self.value)
-
-
-CASTING_OMITTED = Omitted("safe")
-OPTIMIZE_OMITTED = Omitted(True)
-
-
-def omitted_as_value(option):
-    """An option as numpy takes it (an omitted one as its default value)."""
-    return option.value if option.__class__ is Omitted else option
-
-
-@dataclass(frozen=True)
-class Options:
-    dtype: object = None
-    order: str = "K"
-    casting: str = "safe"
-    optimize: object = True      # True: einplan's own order, numpy's optimize=False rules
-    # numpy's pairwise path passes casting= to its ufuncs only when given
-    casting_given: bool = False
-
-    @classmethod
-    def make(cls, dtype=None, order="K", casting=CASTING_OMITTED, optimize=OPTIMIZE_OMITTED):
-        """Options of one call; ``casting`` and ``optimize`` may be omitted (Omitted)."""
-        casting_given = casting is not CASTING_OMITTED
-        order, casting = check_options(order, omitted_as_value(casting))
-        if optimize is OPTIMIZE_OMITTED:
-            optimize = True
-        elif optimize is True:
-            optimize = "greedy"      # numpy's meaning of an explicit True
-        return cls(None if dtype is None else np.dtype(dtype), order, casting,
-                   optimize_key(optimize), casting_given and casting == "safe")
 
 
 def make_plan(spec, infos, options: Options = Options(), out_info=None,
@@ -117,7 +75,7 @@ def make_plan(spec, infos, options: Options = Options(), out_info=None,
     plan = _build_plan(spec, infos, options, out_info, gemm_only)
     if (out_info is None and options.dtype is not None and plan.fallback is None
             and plan.shape and not np.dtype(options.dtype).isnative
-            and not _is_pure_view(spec, infos, None)):
+            and not is_pure_view(spec, infos, None)):
         # the kernels compute in native byte order; the result carries the
         # byte order asked for, as numpy's result dtype does
         plan = replace(plan, result_dtype=np.dtype(options.dtype))
@@ -162,24 +120,10 @@ class _Builder:
 
 
 def _fallback(spec, shape, dtype, options, reason, keep_optimize=False):
-    kw = _numpy_kwargs(options) if keep_optimize else None
+    kw = options.numpy_kwargs() if keep_optimize else None
     return Plan(spec.inputs, spec.output, shape, dtype, None,
                 fallback=Fallback(reason, kw), fallback_subscripts=spec.plain_subscripts(),
-                options=_opts_tuple(options))
-
-
-def _opts_tuple(options):
-    return (options.dtype, options.order, options.casting, options.optimize)
-
-
-def _numpy_kwargs(options) -> tuple:
-    """The options as numpy.einsum's pairwise path receives them: only those given."""
-    kw = [] if options.dtype is None else [("dtype", options.dtype)]
-    if options.order != "K":
-        kw.append(("order", options.order))
-    if options.casting != "safe" or options.casting_given:
-        kw.append(("casting", options.casting))
-    return tuple(kw)
+                options=options.key())
 
 
 def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
@@ -219,7 +163,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
     return Plan(spec.inputs, spec.output, shape, dtype,
                 None if (out_info is not None and not out_cast) else out_buffer,
                 steps=tuple(b.steps), path=path, out_cast=out_cast,
-                scalar_result=(len(shape) == 0), options=_opts_tuple(options),
+                scalar_result=(len(shape) == 0), options=options.key(),
                 fallback_subscripts=spec.plain_subscripts(), n_slots=b.n_slots)
 
 
@@ -258,7 +202,7 @@ def _numpy_rules(spec, infos, options, out_info, shape):
                                    out_dtype),
                                options, "out= repeats elements (a zero stride): numpy's loop "
                                "accumulates every product into them")
-    if _is_pure_view(spec, infos, out_info):
+    if is_pure_view(spec, infos, out_info):
         # numpy returns the operand's view and ignores dtype= / casting=
         return infos[0].dtype, None
     return resolve_dtype([i.dtype for i in infos], options.dtype, options.casting,
@@ -270,11 +214,11 @@ def _one_operand_plan(spec, info, dtype, options, out_info, shape) -> Plan:
     only for native dtypes (numpy's own loops for the others)."""
     if info.strides is None or not info.aligned:
         return _fallback(spec, shape, dtype, options, "operand not addressable in elements")
-    if info.dtype.kind not in "biufc" and not _is_pure_view(spec, (info,), out_info):
+    if info.dtype.kind not in "biufc" and not is_pure_view(spec, (info,), out_info):
         # datetime / object / structured / string sums and casts: numpy's
         # own loops (timedelta -> float64 under casting='unsafe', ...)
         return _fallback(spec, shape, dtype, options, f"operand dtype {info.dtype}")
-    plan = _single_operand(spec, info, dtype, options, out_info, shape)
+    plan = single_operand_plan(spec, info, dtype, options, out_info, shape)
     if getattr(plan.steps[0], "as_view", False) or dtype in _NATIVE or dtype in _COMPLEX:
         return plan
     return _fallback(spec, shape, dtype, options, f"dtype {dtype} has no native kernel")
@@ -381,63 +325,6 @@ def _pairwise_steps(b, live, path, out_eff, out_fixed, out_buffer, dtype):
     return out_buffer
 
 
-def out_eff_labels(spec) -> str:
-    """The output term without its size-1 labels (they carry no layout)."""
-    return "".join(c for c in spec.output if spec.sizes[c] != 1)
-
-
-def numpy_k_order(spec, infos, out_labels) -> str:
-    """``out_labels`` in the memory order numpy.einsum gives an order='K' output.
-
-    numpy iterates over the output labels then the summed labels (ascending
-    code) and sorts these axes the way its nditer does for 'K': a stable
-    insertion sort from the innermost axis, where two axes are compared only
-    in operands that have a nonzero stride for both (smaller |stride| =
-    inner; operands that disagree -> C order wins; no such operand ->
-    ambiguous, keep looking).  ``'...ft,mf->...mt'`` on Fortran operands ->
-    't', ..., 'm' (neither C nor F contiguous), as numpy.
-    """
-    summed = sorted(set("".join(spec.inputs)) - set(spec.output))
-    iter_labels = list(spec.output) + summed
-    views = [dict(zip(*_label_strides(t, i))) for t, i in zip(spec.inputs, infos)]
-    strides = {c: [v.get(c, 0) for v in views] for c in iter_labels}
-    perm = list(reversed(iter_labels))  # innermost first
-    for i0 in range(1, len(perm)):
-        s0 = strides[perm[i0]]
-        ipos = i0
-        for i1 in range(i0 - 1, -1, -1):
-            s1 = strides[perm[i1]]
-            ambig, swap = True, False
-            for a, c in zip(s0, s1):
-                if a and c:
-                    if abs(c) <= abs(a):
-                        swap = False
-                    elif ambig:
-                        swap = True
-                    ambig = False
-            if not ambig:
-                if swap:
-                    ipos = i1
-                else:
-                    break
-        if ipos != i0:
-            perm.insert(ipos, perm.pop(i0))
-    return "".join(c for c in reversed(perm) if c in out_labels)
-
-
-def _label_strides(term, info):
-    """(labels, strides) of one operand: diagonals summed, broadcast axes stride 0."""
-    labels, strides = [], []
-    for c, e, st in zip(term, info.shape, info.strides):
-        st = 0 if e == 1 else st
-        if c in labels:
-            strides[labels.index(c)] += st
-        else:
-            labels.append(c)
-            strides.append(st)
-    return labels, strides
-
-
 def _reduce(b, st, summed, cast_to):
     """Pre-sum ``summed`` out of slot ``st`` (and/or cast it): a ReduceStep to a new slot.
 
@@ -475,69 +362,6 @@ def _reduce_to_out(b, st, out_eff, out_fixed, is_complex):
                               tuple(range(len(out_eff), len(src_labels))), b.spec.output,
                               buf, KernelKind.REDUCE if summed else KernelKind.COPY))
     return buf
-
-
-def _is_pure_view(spec, infos, out_info) -> bool:
-    """numpy.einsum's view case: one operand, no out=, every label in the output.
-
-    ``ii->i``, ``ij->ji``, ``...`` are returned as views of the operand (in
-    its dtype, whatever ``dtype=`` says); ``ij->i`` is not, even when j has
-    extent 1 (the result is a new array the caller may write to).
-    """
-    return len(infos) == 1 and out_info is None and set(spec.inputs[0]) <= set(spec.output)
-
-
-def _single_operand(spec, info, dtype, options, out_info, shape) -> Plan:
-    """``ii->i``, ``ij->ji``, ``ij->``: diagonal view, then numpy sum / copy.
-
-    Like numpy, a pure view (no sum, no out=, no dtype change) is returned as
-    a view of the operand.
-    """
-    sizes = spec.sizes
-    v = diagonal_view(spec.inputs[0], info.shape, info.strides)
-    out_eff = "".join(c for c in spec.output if sizes[c] != 1)
-    summed = "".join(c for c in v.labels if c not in out_eff)
-    pos = {c: i for i, c in enumerate(v.labels)}
-    src_labels = out_eff + summed
-    src_strides = tuple(v.strides[pos[c]] for c in src_labels)
-    src_shape = tuple(sizes[c] for c in src_labels)
-    sum_axes = tuple(range(len(out_eff), len(src_labels)))
-    as_view = _is_pure_view(spec, (info,), out_info)
-    out_cast = out_info is not None and (out_info.dtype != dtype or out_info.strides is None)
-    buf = None
-    if out_info is None or out_cast:
-        nd = len(shape)
-        if options.order == "F":
-            buf = Buffer(shape, tuple(reversed(range(nd))))
-        elif options.order == "K" and not summed:
-            # follow the operand's memory order (numpy 'K')
-            st = {c: abs(s) for c, s in zip(out_eff, src_strides)}
-            buf = Buffer(shape, tuple(sorted(range(nd), key=lambda i: -st.get(spec.output[i], 0))))
-        elif options.order == "K" and nest_dtype_ok(dtype):
-            # a sum: numpy's 'K' layout, so the nest's rows write unit-stride
-            k_order = numpy_k_order(spec, (info,), out_eff)
-            mem = [c for c in spec.output if c not in k_order] + list(k_order)
-            buf = Buffer(shape, tuple(spec.output.index(c) for c in mem))
-        else:
-            buf = Buffer(shape, tuple(range(nd)))
-    kind = KernelKind.REDUCE if summed else KernelKind.COPY
-    # a small copy into a new array ('ii->' of a (1, 1) array, 'bii->b' with
-    # i = 1) runs as a nest too: its compiled runner costs less than a numpy
-    # copy step.  A copy into out= stays on ep_copy's tiles and threads.
-    small_copy = (not summed and not as_view and out_info is None
-                  and math.prod(info.shape) * info.dtype.itemsize <= L2_RESIDENT)
-    if ((summed or small_copy) and info.dtype == dtype and nest_dtype_ok(dtype)
-            and 0 not in info.shape):
-        # a sum over axes (a trace, 'ijk->j'): one nest over the diagonal view
-        o_st = dict(zip(spec.output, (out_info.strides if buf is None else buf.strides)))
-        step = nest_step(kind, [(0, v.labels, v.strides)], OUT, spec.output,
-                         {c: o_st[c] for c in out_eff}, sizes, dtype)
-    else:
-        step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
-                          buf, kind, as_view=as_view)
-    return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
-                out_cast=out_cast, scalar_result=(len(shape) == 0),
-                options=_opts_tuple(options), fallback_subscripts=spec.plain_subscripts(), n_slots=1)
 
 
 # -- 2f: the loop-nest engine -------------------------------------------------
@@ -624,7 +448,7 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
         kind = step_kind(len(views), "", "", "")
     step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype)
     return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
-                scalar_result=(len(shape) == 0), options=_opts_tuple(b.options),
+                scalar_result=(len(shape) == 0), options=b.options.key(),
                 fallback_subscripts=spec.plain_subscripts(), n_slots=len(views))
 
 
@@ -663,73 +487,6 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term):
                      buffer=buf)
     b.steps.append(step)
     return _Slot(dst, c_labels, buf.strides, "c" if np.dtype(dtype) in _COMPLEX else ""), buf
-
-
-# -- 2e / 2f ------------------------------------------------------------------
-
-def choose_kernel(layout) -> KernelKind:
-    """KernelKind from which groups are empty (all run by _native.gemm for now)."""
-    m, n, k = bool(layout.m.axes), bool(layout.n.axes), bool(layout.k.axes)
-    if k:
-        if m and n:
-            return KernelKind.GEMM
-        return KernelKind.GEMV if (m or n) else KernelKind.DOT
-    return KernelKind.OUTER if (m and n) else KernelKind.BATCH_ONLY
-
-
-def _unit_label(c_strides: dict):
-    """C's label with the smallest |stride| (its contiguous axis), or None."""
-    if not c_strides:
-        return None
-    return min(c_strides, key=lambda c: abs(c_strides[c]))
-
-
-def orient_step(roles, sizes, sa: dict, sb: dict, c_fixed: dict | None,
-                c_orders=(), c_scale=1):
-    """Pick (swapped, layout, c_strides, c_order) for one pairwise step.
-
-    ``sa``/``sb`` are kernel-view strides of the einsum's first / second
-    operand.  With ``c_fixed`` (out= or order='C'/'F') C's strides are given
-    and only A/B are chosen: the operand holding C's unit-stride label becomes
-    B, so it lands in n (JAX's ``ab,...b->...a``: w is B, the output's last
-    axis 'a' is n).  Without it, C's memory order is chosen too among
-    [batch, m, n] (each group in its operand's stride order) for both
-    orientations and the ``c_orders`` candidates tried first (e.g. C order of
-    the output term); ``c_scale`` = 2 when C is complex (seen through float views).  Score: C's unit stride in n first, then fewest kernel
-    axes after merging, then the earlier candidate.
-
-    A tie keeps numpy's 'K' layout even where the other orientation writes C
-    in denser blocks: the caller's next numpy operations on the result run
-    at numpy's speed in the layout numpy would give.  PySCF's cc_Wvvvv
-    (``kdac,kb->abcd`` minus ``kcbd,ka->abcd`` plus vvvv.transpose(0,2,1,3),
-    then ``abcd,ijcd->ijab``; 21 occupied, 93 virtual, 1 thread, Zen 3): the
-    tensordot-like layouts (m = the big operand's merged axes) made the two
-    contractions 0.2 s faster and the numpy updates 0.7 s slower.
-    """
-    best = None
-    for swapped in (False, True):
-        r = roles.swapped() if swapped else roles
-        a, bb = (sb, sa) if swapped else (sa, sb)
-        if c_fixed is not None:
-            cands = [(None, c_fixed)]
-        else:
-            own = (sorted(r.batch, key=lambda c: -abs(a[c]))
-                   + sorted(r.m, key=lambda c: -abs(a[c]))
-                   + sorted(r.n, key=lambda c: -abs(bb[c])))
-            # the caller's preferred orders first: on a tie they win (a
-            # C-contiguous result, like numpy, when it costs nothing)
-            cands = []
-            for order in [list(o) for o in c_orders] + [own]:
-                st = dense_strides([sizes[c] for c in order], unit=c_scale)
-                cands.append((order, dict(zip(order, st))))
-        for ci, (order, sc) in enumerate(cands):
-            layout = merge_axes(r, sizes, a, bb, sc)
-            unit = _unit_label({c: s for c, s in sc.items() if sizes[c] != 1})
-            bad_unit = unit is not None and unit not in r.n
-            score = (bool(bad_unit), layout.n_axes, ci, swapped)
-            if best is None or score < best[0]:
-                best = (score, swapped, layout, sc, order)
-    return best[1:]
 
 
 def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
@@ -784,7 +541,7 @@ def _kernel_choice(step, native, c_strides, sizes) -> KernelChoice:
     (``native.planned()``), and of where the orientation put C's unit-stride
     index."""
     sched = native.planned()
-    unit = _unit_label({c: s for c, s in c_strides.items() if sizes.get(c, 0) != 1})
+    unit = unit_label({c: s for c, s in c_strides.items() if sizes.get(c, 0) != 1})
     role = None
     for r, g in (("batch", step.batch), ("m", step.m), ("n", step.n)):
         if unit is not None and unit in g.labels:

@@ -33,7 +33,8 @@ from .execute import allocate
 from .explain import explain
 from .operands import dense_strides, describe_operands
 from .plan import OUT, GemmStep, NestStep
-from .planner import CASTING_OMITTED, OPTIMIZE_OMITTED, Options, make_plan
+from .options import CASTING_OMITTED, OPTIMIZE_OMITTED, Options
+from .planner import make_plan
 from .spec import parse_spec
 
 

@@ -36,7 +36,7 @@ from . import api as _api
 from .explain import explain
 from .operands import Virtual
 from .patching import original, patched
-from .planner import omitted_as_value
+from .options import omitted_as_value
 from .spec import parse_spec
 from .timing import time_calls
 

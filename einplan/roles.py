@@ -20,7 +20,7 @@
 
 Labels of size 1 are dropped before classification: they never block a merge
 or force a loop.  Which operand ends up as the kernel's A (rows, m) and which
-as B (columns, n) is decided later (planner.orient_step).
+as B (columns, n) is decided later (orient.orient_step).
 """
 from __future__ import annotations
 

@@ -42,7 +42,8 @@ from . import api as _api
 from .execute import _step_gemm, allocate
 from .operands import describe, describe_operands
 from .plan import OUT, GemmStep
-from .planner import Options, make_plan
+from .options import Options
+from .planner import make_plan
 from .spec import parse_spec
 
 __all__ = ["contract", "scale_accumulate", "runs_in_kernel"]

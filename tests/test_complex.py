@@ -16,7 +16,8 @@ import pytest
 import einplan
 from einplan import _native
 from einplan.plan import GemmStep
-from einplan.planner import Options, make_plan
+from einplan.options import Options
+from einplan.planner import make_plan
 from einplan.operands import describe_operands
 from einplan.spec import parse_spec
 

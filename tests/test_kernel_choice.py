@@ -7,6 +7,7 @@ import pytest
 import einplan
 from einplan import _native, planner
 from einplan.operands import describe, describe_operands
+from einplan.options import Options
 from einplan.plan import GemmStep, KernelChoice, KernelPath, ParallelLoop
 from einplan.spec import parse_spec
 
@@ -14,7 +15,7 @@ from einplan.spec import parse_spec
 
 def _gemm_steps(subscripts, *ops, **kw):
     spec, _ = parse_spec((subscripts, *ops))
-    plan = planner.make_plan(spec, describe_operands(ops), planner.Options.make(**kw))
+    plan = planner.make_plan(spec, describe_operands(ops), Options.make(**kw))
     return [s for s in plan.steps if isinstance(s, GemmStep)]
 
 
@@ -80,7 +81,7 @@ def test_orientation_reason_recorded():
     assert s.swapped
     out = np.empty((20, 40)).T   # C's unit stride on i with A's rows fixed
     plan = planner.make_plan(parse_spec(("ij,jk->ik", a, b))[0], describe_operands((a, b)),
-                             planner.Options.make(), describe(out))
+                             Options.make(), describe(out))
     (s,) = [x for x in plan.steps if isinstance(x, GemmStep)]
     assert s.kernel.c_unit == "i" and s.kernel.c_unit_role == "n"
 

@@ -9,7 +9,8 @@ import pytest
 from einplan import _native
 from einplan.operands import describe, describe_operands
 from einplan.plan import OUT, GemmStep, KernelKind, NestStep, ReduceStep, Role
-from einplan.planner import Options, make_plan
+from einplan.options import Options
+from einplan.planner import make_plan
 from einplan.spec import parse_spec
 
 

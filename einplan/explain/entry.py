@@ -11,7 +11,8 @@ from ..deferral import protocol_reason, time_dtype_reason
 from ..frontends import (dot_spec, inner_spec, matmul_spec, outer_spec, tensordot_spec,
                          vdot_spec)
 from ..operands import Virtual, as_operand, describe
-from ..planner import CASTING_OMITTED, OPTIMIZE_OMITTED, Options, make_plan
+from ..options import CASTING_OMITTED, OPTIMIZE_OMITTED, Options
+from ..planner import make_plan
 from ..spec import parse_spec
 from .build import Context, build_report
 from .measure import measure_call
