@@ -195,7 +195,7 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     switch (sc->path) {
     case EP_PATH_EMPTY: return EP_OK;
     case EP_PATH_GEMV: ep_gemv_run(d, u, sc); return EP_OK;
-    case EP_PATH_SMM: ep_smm_run(d, u, sc); return EP_OK;
+    case EP_PATH_SMM: return ep_smm_run(d, u, sc);
     case EP_PATH_GEMM: break;
     }
     return ep_gemm_packed(d, u, sc);

@@ -61,6 +61,11 @@
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
 
+// A complex (1m) call on the smm path gathers A's rows into the thread's
+// workspace when its k is not unit-stride, up to this many bytes (half
+// of L2 here; larger A take the packed path, which packs it in blocks).
+#define EP_SMM_1M_MAX_A_BYTES (256 << 10)
+
 // Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
 // and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
 // it -- read A, B and C in place through the ISA's smm kernel.  With n that
@@ -99,8 +104,17 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         ep_dim_t cols = N < l1_cols ? N : l1_cols;
         if (K * cols * (fp32 ? 4 : 8) > l1d / 2) return 0;
     }
-    return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
-           g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
+    if (!d->cplx)
+        return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
+               g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
+    // 1m (the real groups, ep_api.h): one complex m, n and k axis at most,
+    // n unit-stride in C; B is packed per batch index (any layout), A too
+    // when its k is not unit-stride, as long as its rows fit in L2
+    if (g->m.ndim > 1 || g->n.ndim != 2 || g->k.ndim > 2 ||
+        (g->n.stride[EP_N_C][0] != 2 && g->n.extent[0] > 1))
+        return 0;
+    int a_unit = g->k.ndim == 1 || g->k.stride[EP_K_A][0] == 2 || g->k.extent[0] == 1;
+    return a_unit || M * K * (fp32 ? 4 : 8) <= EP_SMM_1M_MAX_A_BYTES;
 }
 
 // The thread count a call asks for: the descriptor's, else the library's
@@ -150,7 +164,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
                                                                  : EP_LOOP_N;
         return;
     }
-    if (!d->cplx && !packed_only && ep_smm_fits(d, u, M, N, K)) {
+    if (!packed_only && ep_smm_fits(d, u, M, N, K)) {
         // threads over batches when there are enough, else over rows
         s->path = EP_PATH_SMM;
         s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH

@@ -30,6 +30,12 @@ typedef struct {
     ep_inc_t *moff_a, *moff_c, *mbs_a, *mbs_c;
 } ep_thread_bufs_t;
 
+// This thread's workspace as one buffer of at least `bytes` (64-byte
+// aligned), or NULL on allocation failure: for paths with buffers of their
+// own shape (the complex smm path's packed B).  The next ep_carve or
+// ep_scratch call on the thread reuses it.
+void *ep_scratch(size_t bytes);
+
 // Carve this thread's workspace for blocks of mc x kc (A) and kc x nc (B):
 // always its private part, and the shared part when `sh` is given.
 // Returns 0 on allocation failure.
