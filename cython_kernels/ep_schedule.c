@@ -117,6 +117,30 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     return a_unit || M * K * (fp32 ? 4 : 8) <= EP_SMM_1M_MAX_A_BYTES;
 }
 
+// 1m with few rows: B's 2x2 real form is twice its bytes, and packed whole
+// (a kc x nc panel of several MB) it goes out to L3 or memory and comes
+// back for the few A panels that meet it; there it costs as much as the
+// arithmetic.  When all of m fits one MC block in L2 beside one B panel,
+// each NR panel of B is packed right before its A panels meet it, into the
+// thread's own slot (threads split n then, each packing the panels it
+// computes).  Zen 3, 1 thread, loaded (load ~4), tract 'bij,jk->bik'
+// (77,1,512) x (512,1536) complex64: B's packing was 25% of the profile.
+#define EP_B_BY_PANEL_L2 0.75
+static void ep_schedule_b_by_panel(ep_schedule_t *s, ep_dim_t M, size_t es)
+{
+    static ep_dim_t l2 = -1;           // the same value from any thread
+    if (l2 < 0) {
+        ep_dim_t l1, v, l3;
+        ep_cache_sizes(&l1, &v, &l3);
+        l2 = v > 0 ? v : 512 << 10;
+    }
+    ep_dim_t rows = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
+    if ((double)(rows + s->bk.nr) * (double)s->bk.kc * (double)es > EP_B_BY_PANEL_L2 * (double)l2)
+        return;
+    s->bk.mc = rows;                   // one MC block: each B panel packed once
+    s->b_by_panel = 1;
+}
+
 // The thread count a call asks for: the descriptor's, else the library's
 // setting (set_num_threads, EINPLAN_NUM_THREADS, OpenMP's cap), clamped.
 static int ep_schedule_threads(const ep_gemm_desc_t *d)
@@ -144,6 +168,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     s->M = M; s->N = N; s->K = K; s->NB = NB;
     s->bk = ep_blocking(d->dtype);
     s->direct_b = 0;
+    s->b_by_panel = 0;
     s->loop = EP_LOOP_NONE;
     if (M == 0 || N == 0 || NB == 0) {
         s->path = EP_PATH_EMPTY;
@@ -197,6 +222,8 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         s->loop = by_batch ? EP_LOOP_BATCH
                 : mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS ? EP_LOOP_M : EP_LOOP_N;
     }
+    if (d->cplx && !packed_only && !d->b_packed && s->loop != EP_LOOP_M)
+        ep_schedule_b_by_panel(s, M, d->dtype == EP_FLOAT32 ? 4 : 8);
 }
 
 void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)

@@ -17,6 +17,8 @@ typedef struct {
     ep_inc_t *noff_b, *noff_c, *nbs_b, *nbs_c, *koff_a, *koff_b;
     ep_inc_t ks_a, ks_b;
     int direct_b;        // m is small: read full B panels in place
+    int b_by_panel;      // 1m, m small: the EP_CPLX_* flags of a B packed
+                         // one panel at a time in the macro-kernel; else 0
     ep_dim_t packed_b_per;   // elements per batch index of prepacked B
     // MC blocks of m taken so far from each thread's own range (one cache
     // line each): see ep_claim_mblock in ep_gemm.c

@@ -206,6 +206,39 @@ def test_1m_smm_path_layouts_threads_conj(isa, restore, dt):
                 assert np.array_equal(res[0], res[1]), (isa, name, ca, cb)
 
 
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_1m_b_packed_by_panel_for_few_rows(isa, restore, dt):
+    """Few rows (all of m in one MC block): each NR panel of B is packed right
+    before its A panels meet it.  Same packed values and k order as the
+    whole-panel path, so bitwise the same result, for every layout; conj_a /
+    conj_b equal numpy; 1 and 2 threads bitwise equal."""
+    for M, N, Kx in [(1, 70, 9), (13, 100, 300), (77, 150, 64)]:
+        for name, A, B, C in _layouts(M, N, Kx, dt):
+            groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+            C[...] = np.nan
+            K.gemm_packed_path(A, B, C, *groups, 0.5, 0.0)
+            whole = C.copy()
+            for ca, cb in [(False, False), (True, False), (False, True)]:
+                call = K.GemmCall(dt, *groups, conj_a=ca, conj_b=cb)
+                assert call.schedule(nthreads=1)["b_by_panel"], (isa, name, M, N, Kx)
+                ref = (A.conj() if ca else A).astype(np.complex128) @ \
+                    (B.conj() if cb else B).astype(np.complex128)
+                res = []
+                for nt in (1, 2):
+                    C[...] = np.nan
+                    call(A, B, C, alpha=0.5, nthreads=nt)
+                    close(C, 0.5 * ref, dt, Kx)
+                    res.append(C.copy())
+                assert np.array_equal(res[0], res[1]), (isa, name, ca, cb)
+                if not (ca or cb):
+                    assert np.array_equal(res[0], whole), (isa, name, M, N, Kx)
+    # many rows: B packed whole, shared by the MC blocks
+    A, B = crand((3000, 64), dt, 1), crand((64, 200), dt, 2)
+    C = np.empty((3000, 200), dt)
+    assert not K.GemmCall(dt, *describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+                          ).schedule()["b_by_panel"]
+
+
 def test_1m_smm_declines_what_it_cannot_take():
     """The complex smm path needs C's n unit-stride, n within the kernel's
     width (2n reals) and a gathered A that fits its bound: otherwise packed."""
