@@ -207,6 +207,10 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
         pack_b = ("read in place (full NR panels; m is small)" if direct_b else
                   _BLOCK_SCATTER if gather_b else _SINGLE_STRIDE)
+        if step.kernel.b_by_panel:
+            pack_b += ("; one NR panel at a time, just before the A panels meet it "
+                       "(1m with all of m in one MC block: B's 2x2 real form is twice "
+                       "its bytes and would otherwise go out to L3 and back)")
     cm = _complex_method(step, sched.path) if step.complex_mode else None
     return Kernel(step.kind.value, ctx.cfg["isa"], *tile,
                   {k: blocking.get(k) for k in ("mc", "kc", "nc")}, sched.threads,
