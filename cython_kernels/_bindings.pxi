@@ -161,7 +161,7 @@ cdef object _schedule_dict(const ep_schedule_t *s):
     return dict(path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
                 loop=("none", "batch", "m", "n")[<int>s.loop],
                 mr=s.bk.mr, nr=s.bk.nr, mc=s.bk.mc, kc=s.bk.kc, nc=s.bk.nc,
-                direct_b=bool(s.direct_b), M=s.M, N=s.N, K=s.K, NB=s.NB,
+                direct_b=bool(s.direct_b), b_by_panel=bool(s.b_by_panel), M=s.M, N=s.N, K=s.K, NB=s.NB,
                 for_threads=s.for_threads)
 
 

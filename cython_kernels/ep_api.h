@@ -73,6 +73,8 @@ typedef struct ep_schedule {
     ep_loop_t loop;        // what they share out
     ep_blocking_t bk;      // effective MC/KC/NC (GEMM path)
     int direct_b;          // full B panels read in place (small m)
+    int b_by_panel;        // 1m, small m: each NR panel of B packed right
+                           // before the A panels meet it (ep_schedule.c)
     ep_dim_t M, N, K, NB;
     int for_threads;       // the thread count asked for (clamped)
     int for_isa;           // the kernel set (ep_isa_t)

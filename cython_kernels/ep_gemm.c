@@ -116,6 +116,7 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
     int failed = 0;
     ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     sh_all.direct_b = sc->direct_b;
+    sh_all.b_by_panel = sc->b_by_panel ? d->cplx : 0;
     if (d->b_packed) sh_all.packed_b_per = ep_packed_b_batch_elems(&bk, K, N);
     if (nt == 1) {           // no parallel region at all: small calls stay cheap
         ep_thread_bufs_t tb;
@@ -195,7 +196,7 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     switch (sc->path) {
     case EP_PATH_EMPTY: return EP_OK;
     case EP_PATH_GEMV: ep_gemv_run(d, u, sc); return EP_OK;
-    case EP_PATH_SMM: ep_smm_run(d, u, sc); return EP_OK;
+    case EP_PATH_SMM: return ep_smm_run(d, u, sc);
     case EP_PATH_GEMM: break;
     }
     return ep_gemm_packed(d, u, sc);

@@ -48,7 +48,9 @@ static void EP_PFX(gemm_blocked)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             // pack the kc x nc panel of B, micro-panels shared out; panels
             // the kernel can read in place (sh->direct_b) are skipped
             ep_dim_t jp0 = npanel * tid / nt, jp1 = npanel * (tid + 1) / nt;
-            if (!bpre && d->cplx)               // complex B as 2x2 real blocks
+            if (!bpre && sh->b_by_panel)
+                ;                               // packed in the macro-kernel
+            else if (!bpre && d->cplx)          // complex B as 2x2 real blocks
                 EP_PFX(pack_b_1m)(NR, nc, kc, b, sh->noff_b, sh->koff_b,
                                   d->cplx, jp0, jp1, bp);
             else if (!bpre && !sh->direct_b)    // the whole range in one sweep

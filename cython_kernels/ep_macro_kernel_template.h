@@ -25,6 +25,15 @@ static void EP_PFX(macro_kernel)(const ep_ukr_set_t *u, const ep_shared_t *sh,
         const T *bpj = direct ? b + sh->koff_b[0] + sh->noff_b[j0]
                               : bp + jr * NR * kc;
         ep_inc_t ldb = direct ? sh->ks_b : NR;
+        if (sh->b_by_panel) {
+            // 1m, m small: this panel packed now into the thread's first
+            // slot (its jr range is its own), read by every A panel while
+            // it is in L1 / L2 -- not the whole kc x nc panel through L3
+            T *slot = (T *)bp + jr0 * NR * kc;
+            EP_PFX(pack_b_1m)(NR, nc - j0, kc, b, sh->noff_b + j0, sh->koff_b,
+                              sh->b_by_panel, 0, 1, slot);
+            bpj = slot;
+        }
         // a partial last panel runs the narrowest kernel that covers it
         EP_UKR_T kern = u->UKR_FIELD;
         for (int q = 0; nr < NR && q < EP_NARROW; q++)
@@ -35,7 +44,7 @@ static void EP_PFX(macro_kernel)(const ep_ukr_set_t *u, const ep_shared_t *sh,
         // the next packed B micro-panel, fetched a slice per call
         // (ep_ukr.h: b_next); NULL past its end or when it is B itself
         const char *b_next =
-            jr + 1 < jr1 && !EP_DIRECT_B(sh, jr + 1, nc, NR)
+            jr + 1 < jr1 && !EP_DIRECT_B(sh, jr + 1, nc, NR) && !sh->b_by_panel
                 ? (const char *)(bp + (jr + 1) * NR * kc) : NULL;
         const size_t next_bytes = (size_t)NR * kc * sizeof(T);
         const size_t slice = (size_t)(kc / 8) * 64;

@@ -61,6 +61,11 @@
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
 
+// A complex (1m) call on the smm path gathers A's rows into the thread's
+// workspace when its k is not unit-stride, up to this many bytes (half
+// of L2 here; larger A take the packed path, which packs it in blocks).
+#define EP_SMM_1M_MAX_A_BYTES (256 << 10)
+
 // Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
 // and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
 // it -- read A, B and C in place through the ISA's smm kernel.  With n that
@@ -99,8 +104,44 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         ep_dim_t cols = N < l1_cols ? N : l1_cols;
         if (K * cols * (fp32 ? 4 : 8) > l1d / 2) return 0;
     }
-    return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
-           g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
+    if (!d->cplx)
+        return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
+               g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
+    // 1m (the real groups, ep_api.h): one complex m, n and k axis at most,
+    // n unit-stride in C; B is packed per batch index (any layout), A too
+    // when its k is not unit-stride, as long as its rows fit in L2.  Zen 3,
+    // 2026-11-23, 1 thread, CPU-time medians, ratio to numpy.matmul packed
+    // path / smm: 'bij,bjk->bik' (256,8,8) c64 0.30 / 1.00, c128 0.32 /
+    // 0.98; (64,16,16) c64 0.42 / 0.84, c128 0.50 / 0.97
+    if (g->m.ndim > 1 || g->n.ndim != 2 || g->k.ndim > 2 ||
+        (g->n.stride[EP_N_C][0] != 2 && g->n.extent[0] > 1))
+        return 0;
+    int a_unit = g->k.ndim == 1 || g->k.stride[EP_K_A][0] == 2 || g->k.extent[0] == 1;
+    return a_unit || M * K * (fp32 ? 4 : 8) <= EP_SMM_1M_MAX_A_BYTES;
+}
+
+// 1m with few rows: B's 2x2 real form is twice its bytes, and packed whole
+// (a kc x nc panel of several MB) it goes out to L3 or memory and comes
+// back for the few A panels that meet it; there it costs as much as the
+// arithmetic.  When all of m fits one MC block in L2 beside one B panel,
+// each NR panel of B is packed right before its A panels meet it, into the
+// thread's own slot (threads split n then, each packing the panels it
+// computes).  Zen 3, 1 thread, loaded (load ~4), tract 'bij,jk->bik'
+// (77,1,512) x (512,1536) complex64: B's packing was 25% of the profile.
+#define EP_B_BY_PANEL_L2 0.75
+static void ep_schedule_b_by_panel(ep_schedule_t *s, ep_dim_t M, size_t es)
+{
+    static ep_dim_t l2 = -1;           // the same value from any thread
+    if (l2 < 0) {
+        ep_dim_t l1, v, l3;
+        ep_cache_sizes(&l1, &v, &l3);
+        l2 = v > 0 ? v : 512 << 10;
+    }
+    ep_dim_t rows = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
+    if ((double)(rows + s->bk.nr) * (double)s->bk.kc * (double)es > EP_B_BY_PANEL_L2 * (double)l2)
+        return;
+    s->bk.mc = rows;                   // one MC block: each B panel packed once
+    s->b_by_panel = 1;
 }
 
 // The thread count a call asks for: the descriptor's, else the library's
@@ -130,6 +171,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     s->M = M; s->N = N; s->K = K; s->NB = NB;
     s->bk = ep_blocking(d->dtype);
     s->direct_b = 0;
+    s->b_by_panel = 0;
     s->loop = EP_LOOP_NONE;
     if (M == 0 || N == 0 || NB == 0) {
         s->path = EP_PATH_EMPTY;
@@ -150,7 +192,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
                                                                  : EP_LOOP_N;
         return;
     }
-    if (!d->cplx && !packed_only && ep_smm_fits(d, u, M, N, K)) {
+    if (!packed_only && ep_smm_fits(d, u, M, N, K)) {
         // threads over batches when there are enough, else over rows
         s->path = EP_PATH_SMM;
         s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
@@ -183,6 +225,8 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         s->loop = by_batch ? EP_LOOP_BATCH
                 : mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS ? EP_LOOP_M : EP_LOOP_N;
     }
+    if (d->cplx && !packed_only && !d->b_packed && s->loop != EP_LOOP_M)
+        ep_schedule_b_by_panel(s, M, d->dtype == EP_FLOAT32 ? 4 : 8);
 }
 
 void ep_gemm_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s)

@@ -1,54 +1,186 @@
 // ep_smm.c -- the small in-place GEMM path: narrow GEMMs (n up to a few
 // vectors) read A, B and C in place through the kernel set's smm kernel,
-// with no packing (ep_schedule.c says when).
+// with no packing (ep_schedule.c says when).  Complex GEMMs (1m, ep_api.h)
+// take the same kernel on their real form: B, the only operand 1m must
+// rewrite, is packed per batch index into this thread's workspace (small
+// enough to stay in L1), A and C are read in place through their float
+// views.
+#include <string.h>
 #include "ep_smm.h"
 #include "ep_omp.h"
 #include "ep_pack.h"
 #include "ep_schedule.h"
+#include "ep_workspace.h"
 
-// Rows i0 .. i1 of one batch index.
+// The smm kernel's view of one batch index's operands: A's rows and
+// columns, B's rows (its columns have stride 1), C's rows.  For a 1m call
+// B and, when its k is not unit-stride, A point into the thread's
+// workspace.
+typedef struct {
+    const void *a, *b;
+    void *c;
+    ep_inc_t rsa, csa, rsb, rsc;
+} ep_smm_args_t;
+
+// 1m: the real form (2K x 2N) of complex B's batch index at b (real
+// offsets; sk, sn the real strides of its complex k and n axes), each
+// complex element as the 2x2 block of ep_pack_template.h's pack_b_1m:
+// row 2k (re, sb im), row 2k+1 (-sa sb im, sa re).  A's k not unit-stride:
+// its M x 2K real rows gathered too (A row i at ap + i * 2K).
+#define EP_SMM_1M_PACK(T, V, VN, SWAP, S0, S1, NAME)                         \
+static void NAME(const ep_gemm_desc_t *d, const ep_schedule_t *s,            \
+                 const T *restrict b, ep_inc_t sk, ep_inc_t sn,              \
+                 const T *restrict a, ep_inc_t rsa, ep_inc_t ska,            \
+                 ep_dim_t i0, ep_dim_t i1, T *restrict bp, T *restrict ap)   \
+{                                                                            \
+    const T sa = (d->cplx & EP_CPLX_CONJ_A) ? (T)-1 : (T)1;                  \
+    const T sb = (d->cplx & EP_CPLX_CONJ_B) ? (T)-1 : (T)1;                  \
+    const T nab = -sa * sb;                                                  \
+    const V s0 = S0, s1 = S1;                                                \
+    const ep_dim_t Kc = s->K / 2, Nc = s->N / 2;                             \
+    for (ep_dim_t p = 0; p < Kc; p++) {                                      \
+        const T *restrict x = b + p * sk;                                    \
+        T *restrict d0 = bp + 2 * p * (2 * Nc);                              \
+        T *restrict d1 = d0 + 2 * Nc;                                        \
+        ep_dim_t j = 0;                                                      \
+        if (sn == 2)                /* a row of B is one run */              \
+            for (; j + VN / 2 <= Nc; j += VN / 2) {                          \
+                V v;                                                         \
+                memcpy(&v, x + 2 * j, sizeof v);                             \
+                V w = __builtin_shuffle(v, SWAP);                            \
+                v *= s0;                                                     \
+                w *= s1;                                                     \
+                memcpy(d0 + 2 * j, &v, sizeof v);                            \
+                memcpy(d1 + 2 * j, &w, sizeof w);                            \
+            }                                                                \
+        for (; j < Nc; j++) {                                                \
+            T re = x[j * sn], im = x[j * sn + 1];                            \
+            d0[2 * j] = re;                                                  \
+            d0[2 * j + 1] = sb * im;                                         \
+            d1[2 * j] = nab * im;                                            \
+            d1[2 * j + 1] = sa * re;                                         \
+        }                                                                    \
+    }                                                                        \
+    if (ap)                                                                  \
+        for (ep_dim_t i = i0; i < i1; i++)                                   \
+            for (ep_dim_t p = 0; p < Kc; p++) {                              \
+                const T *e = a + i * rsa + p * ska;                          \
+                ap[(i - i0) * 2 * Kc + 2 * p] = e[0];                        \
+                ap[(i - i0) * 2 * Kc + 2 * p + 1] = e[1];                    \
+            }                                                                \
+}
+// 16-byte vectors of the compiler's (any ISA): pairs swapped, signs as above
+typedef float ep_v4s __attribute__((vector_size(16)));
+typedef double ep_v2d __attribute__((vector_size(16)));
+typedef int32_t ep_v4i __attribute__((vector_size(16)));
+typedef int64_t ep_v2i __attribute__((vector_size(16)));
+EP_SMM_1M_PACK(float, ep_v4s, 4, ((ep_v4i){1, 0, 3, 2}), ((ep_v4s){1, sb, 1, sb}),
+               ((ep_v4s){nab, sa, nab, sa}), ep_smm_1m_pack_s)
+EP_SMM_1M_PACK(double, ep_v2d, 2, ((ep_v2i){1, 0}), ((ep_v2d){1, sb}),
+               ((ep_v2d){nab, sa}), ep_smm_1m_pack_d)
+#undef EP_SMM_1M_PACK
+
+// Rows i0 .. i1 of one batch index; `ws`: this thread's workspace (1m).
 static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        const ep_schedule_t *s, ep_dim_t bi, ep_dim_t i0,
-                       ep_dim_t i1, ep_inc_t rsa, ep_inc_t csa, ep_inc_t rsb,
-                       ep_inc_t rsc)
-{
-    ep_inc_t oa, ob, oc;
-    ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
-    oa += i0 * rsa;
-    oc += i0 * rsc;
-    if (d->dtype == EP_FLOAT32)
-        u->ssmm((int)(i1 - i0), (int)s->N, s->K, (const float *)d->a + oa, rsa,
-                csa, (const float *)d->b + ob, rsb, (float *)d->c + oc, rsc,
-                (float)d->alpha, (float)d->beta);
-    else
-        u->dsmm((int)(i1 - i0), (int)s->N, s->K, (const double *)d->a + oa, rsa,
-                csa, (const double *)d->b + ob, rsb, (double *)d->c + oc, rsc,
-                d->alpha, d->beta);
-}
-
-void ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
-                const ep_schedule_t *s)
+                       ep_dim_t i1, const ep_smm_args_t *g0, void *ws)
 {
     const ep_groups_t *g = d->g;
-    int nt = s->nthreads;
+    int fp32 = d->dtype == EP_FLOAT32;
+    size_t es = fp32 ? 4 : 8;
+    ep_inc_t oa, ob, oc;
+    ep_batch_offsets(&g->batch, bi, &oa, &ob, &oc);
+    ep_smm_args_t x = *g0;
+    x.a = (const char *)d->a + (oa + i0 * x.rsa) * (ep_inc_t)es;
+    x.b = (const char *)d->b + ob * (ep_inc_t)es;
+    x.c = (char *)d->c + (oc + i0 * x.rsc) * (ep_inc_t)es;
+    if (d->cplx) {
+        // the real groups (ep_api.h): k and n end in the (re, im) axis, so a
+        // single complex axis makes them 2-axis groups (1-axis: extent 1)
+        ep_inc_t sk = g->k.ndim == 2 ? g->k.stride[EP_K_B][0] : 0;
+        ep_inc_t ska = g->k.ndim == 2 ? g->k.stride[EP_K_A][0] : 0;
+        ep_inc_t sn = g->n.ndim == 2 ? g->n.stride[EP_N_B][0] : 2;
+        void *ap = NULL;
+        if (x.csa != 1) {                // A gathered: rows of 2K reals
+            ap = (char *)ws + (size_t)s->K * (size_t)s->N * es;
+            x.rsa = s->K;
+            x.csa = 1;
+        }
+        if (fp32)
+            ep_smm_1m_pack_s(d, s, (const float *)x.b, sk, sn, (const float *)d->a + oa,
+                             g0->rsa, ska, i0, i1, ws, ap);
+        else
+            ep_smm_1m_pack_d(d, s, (const double *)x.b, sk, sn, (const double *)d->a + oa,
+                             g0->rsa, ska, i0, i1, ws, ap);
+        x.b = ws;
+        if (ap) x.a = ap;
+    }
+    if (fp32)
+        u->ssmm((int)(i1 - i0), (int)s->N, s->K, x.a, x.rsa, x.csa, x.b, x.rsb,
+                x.c, x.rsc, (float)d->alpha, (float)d->beta);
+    else
+        u->dsmm((int)(i1 - i0), (int)s->N, s->K, x.a, x.rsa, x.csa, x.b, x.rsb,
+                x.c, x.rsc, d->alpha, d->beta);
+}
+
+// This thread's workspace for a 1m call (packed B, and A's rows i0 .. i1
+// when A is gathered), NULL for a real call; *ok = 0 on allocation failure.
+static void *ep_smm_ws(const ep_gemm_desc_t *d, const ep_schedule_t *s,
+                       const ep_smm_args_t *g0, ep_dim_t rows, int *ok)
+{
+    *ok = 1;
+    if (!d->cplx) return NULL;
+    size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
+    size_t elems = (size_t)s->K * (size_t)s->N;
+    if (g0->csa != 1) elems += (size_t)rows * (size_t)s->K;
+    void *ws = ep_scratch(elems * es);
+    *ok = ws != NULL;
+    return ws;
+}
+
+ep_status_t ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                       const ep_schedule_t *s)
+{
+    const ep_groups_t *g = d->g;
+    int nt = s->nthreads, failed = 0;
     ep_dim_t NB = s->NB, M = s->M;
-    ep_inc_t rsa = g->m.ndim ? g->m.stride[EP_M_A][0] : 0;
-    ep_inc_t rsc = g->m.ndim ? g->m.stride[EP_M_C][0] : 0;
-    ep_inc_t csa = g->k.ndim ? g->k.stride[EP_K_A][0] : 0;
-    ep_inc_t rsb = g->k.ndim ? g->k.stride[EP_K_B][0] : 0;
+    ep_smm_args_t g0;
+    g0.rsa = g->m.ndim ? g->m.stride[EP_M_A][0] : 0;
+    g0.rsc = g->m.ndim ? g->m.stride[EP_M_C][0] : 0;
+    // a 1m call's k is (complex k, re/im): A's real columns have stride 1
+    // when its complex k stride is 1 (2 reals) or k has extent 1
+    g0.csa = !d->cplx ? (g->k.ndim ? g->k.stride[EP_K_A][0] : 0)
+           : g->k.ndim == 1 || g->k.stride[EP_K_A][0] == 2 ? 1 : 0;
+    g0.rsb = d->cplx ? s->N : g->k.ndim ? g->k.stride[EP_K_B][0] : 0;
     // no OpenMP call at all on one thread: even an if(0) region costs ~0.7 us
     if (nt == 1) {
+        int ok;
+        void *ws = ep_smm_ws(d, s, &g0, M, &ok);
+        if (!ok) return EP_ERR_NOMEM;
         for (ep_dim_t bi = 0; bi < NB; bi++)
-            ep_smm_one(d, u, s, bi, 0, M, rsa, csa, rsb, rsc);
-        return;
+            ep_smm_one(d, u, s, bi, 0, M, &g0, ws);
+        return EP_OK;
     }
     if (s->loop == EP_LOOP_BATCH) {
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel num_threads(nt)
 #endif
-        for (ep_dim_t bi = 0; bi < NB; bi++)
-            ep_smm_one(d, u, s, bi, 0, M, rsa, csa, rsb, rsc);
-        return;
+        {
+            int ok;
+            void *ws = ep_smm_ws(d, s, &g0, M, &ok);
+            if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                failed = 1;
+            }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+            for (ep_dim_t bi = 0; bi < NB; bi++)
+                if (ok) ep_smm_one(d, u, s, bi, 0, M, &g0, ws);
+        }
+        return failed ? EP_ERR_NOMEM : EP_OK;
     }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
@@ -59,7 +191,16 @@ void ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         ep_dim_t q = EP_SMM_ROW_QUANTUM;
         ep_dim_t chunk = ((M + ntr - 1) / ntr + q - 1) / q * q;
         ep_dim_t i0 = chunk * tid, i1 = i0 + chunk < M ? i0 + chunk : M;
-        for (ep_dim_t bi = 0; bi < NB && i0 < i1; bi++)
-            ep_smm_one(d, u, s, bi, i0, i1, rsa, csa, rsb, rsc);
+        int ok = 1;
+        void *ws = i0 < i1 ? ep_smm_ws(d, s, &g0, i1 - i0, &ok) : NULL;
+        if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+        for (ep_dim_t bi = 0; bi < NB && i0 < i1 && ok; bi++)
+            ep_smm_one(d, u, s, bi, i0, i1, &g0, ws);
     }
+    return failed ? EP_ERR_NOMEM : EP_OK;
 }

@@ -6,9 +6,10 @@
 #include "ukr/ep_ukr.h"
 
 // The smm path of ep_gemm as the schedule says: A, B and C read in place by
-// the kernel set's smm kernel, threads over batches (EP_LOOP_BATCH) or over
-// ranges of rows (EP_LOOP_M).
-void ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
-                const ep_schedule_t *s);
+// the kernel set's smm kernel (a 1m call packs B, and A when its k is not
+// unit-stride, per batch index), threads over batches (EP_LOOP_BATCH) or
+// over ranges of rows (EP_LOOP_M).  Fails only on allocation (1m).
+ep_status_t ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                       const ep_schedule_t *s);
 
 #endif

@@ -17,6 +17,11 @@ static void *ep_workspace(size_t bytes)
     return ep_ws_ptr;
 }
 
+void *ep_scratch(size_t bytes)
+{
+    return ep_workspace(bytes);
+}
+
 #define EP_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
 int ep_carve(const ep_blocking_t *bk, size_t esize, ep_dim_t mc, ep_dim_t kc,

@@ -17,6 +17,8 @@ typedef struct {
     ep_inc_t *noff_b, *noff_c, *nbs_b, *nbs_c, *koff_a, *koff_b;
     ep_inc_t ks_a, ks_b;
     int direct_b;        // m is small: read full B panels in place
+    int b_by_panel;      // 1m, m small: the EP_CPLX_* flags of a B packed
+                         // one panel at a time in the macro-kernel; else 0
     ep_dim_t packed_b_per;   // elements per batch index of prepacked B
     // MC blocks of m taken so far from each thread's own range (one cache
     // line each): see ep_claim_mblock in ep_gemm.c
@@ -29,6 +31,12 @@ typedef struct {
     void *apack;
     ep_inc_t *moff_a, *moff_c, *mbs_a, *mbs_c;
 } ep_thread_bufs_t;
+
+// This thread's workspace as one buffer of at least `bytes` (64-byte
+// aligned), or NULL on allocation failure: for paths with buffers of their
+// own shape (the complex smm path's packed B).  The next ep_carve or
+// ep_scratch call on the thread reuses it.
+void *ep_scratch(size_t bytes);
 
 // Carve this thread's workspace for blocks of mc x kc (A) and kc x nc (B):
 // always its private part, and the shared part when `sh` is given.

@@ -48,6 +48,7 @@ cdef extern from "ep_api.h" nogil:
         ep_loop_t loop
         ep_blocking_t bk
         int direct_b
+        int b_by_panel
         ep_dim_t M, N, K, NB
         int for_threads
         int for_isa

@@ -78,13 +78,14 @@ class KernelChoice:
     for_threads: int
     c_unit: str | None = None
     c_unit_role: str | None = None
+    b_by_panel: bool = False  # 1m, few rows: each NR panel of B packed just before use
 
     @classmethod
     def from_schedule(cls, s: dict, b_in_place=False, c_unit=None, c_unit_role=None):
         """The record of a schedule as the compiled module gives it."""
         return cls(KernelPath(s["path"]), s["threads"], ParallelLoop(s["loop"]), s["mr"],
                    s["nr"], s["mc"], s["kc"], s["nc"], b_in_place, s["for_threads"],
-                   c_unit, c_unit_role)
+                   c_unit, c_unit_role, bool(s.get("b_by_panel", False)))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from einplan.operands import describe_operands
 from einplan.spec import parse_spec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _gemm_util import describe, rand  # noqa: E402
+from _gemm_util import describe, rand, smm_in_use  # noqa: E402
 
 K = _native._kernels
 CDTYPES = (np.complex64, np.complex128)
@@ -148,6 +148,114 @@ def test_1m_small_blocking_all_loops():
     r = subprocess.run([sys.executable, "-c", script, os.path.dirname(os.path.abspath(__file__))],
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr[-3000:]
+
+
+def _smm_layouts(nb, M, N, Kx, dt):
+    """(name, A 'bmk', B 'bkn', C 'bmn') with C's n unit-stride (the smm
+    path's one demand) and A, B in any layout: A's k contiguous, strided,
+    reversed or transposed (gathered), B transposed, sliced, reversed; C's
+    rows strided or reversed."""
+    A0, B0 = crand((nb, M, Kx), dt, 11), crand((nb, Kx, N), dt, 12)
+    C = np.empty((nb, M, N), dt)
+    yield "row", A0, B0, C
+    yield "a_t", crand((nb, Kx, M), dt, 13).transpose(0, 2, 1), \
+        crand((nb, N, Kx), dt, 14).transpose(0, 2, 1), C
+    yield "neg", crand((nb, M, 2 * Kx), dt, 15)[:, ::-1, ::-2], B0[:, ::-1, ::-1], \
+        np.empty((nb, M, N), dt)[:, ::-1]
+    yield "sliced", crand((nb, M + 2, Kx), dt, 16)[:, 2:], \
+        crand((nb, 2 * Kx, N + 3), dt, 17)[:, ::2, 3:], np.empty((nb, 2 * M, N), dt)[:, ::2]
+
+
+def _smm_max_n(dt):
+    """The widest complex n the smm path takes (the real kernel's n is 2n)."""
+    return {np.dtype(np.complex64): 32, np.dtype(np.complex128): 16}[np.dtype(dt)]
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_1m_smm_path_layouts_threads_conj(isa, restore, dt):
+    """Narrow complex GEMMs run on the smm kernel of the kernel set (B packed
+    per batch index as 2x2 real blocks; A gathered when its k is not
+    unit-stride) and equal numpy for every layout, with alpha / beta, conj_a /
+    conj_b, 1 and 2 threads bitwise equal (threads over batches and over
+    rows).  Kernel sets without smm kernels run the packed path."""
+    has_smm = smm_in_use(np.float32)
+    # the last two share out over threads: by batches, by rows
+    for nb, M, N, Kx in [(3, 5, 7, 3), (4, 8, 8, 8), (2, 13, _smm_max_n(dt), 9),
+                         (64, 16, 16, 16), (1, 2500, 8, 16)]:
+        for name, A, B, C in _smm_layouts(nb, M, N, Kx, dt):
+            groups = describe(A, "bmk", B, "bkn", C, "bmn", "m", "n", "k", "b")
+            gathered = A.strides[2] != A.itemsize
+            smm = has_smm and not (gathered and M * Kx * A.itemsize > 256 << 10)
+            for ca, cb in [(False, False), (True, False), (False, True)]:
+                call = K.GemmCall(dt, *groups, conj_a=ca, conj_b=cb)
+                sched = call.schedule(nthreads=2)
+                assert sched["path"] == ("smm" if smm else "gemm"), (isa, name, nb, M, sched)
+                if smm and M * N * Kx * nb >= 16 ** 4:
+                    assert (sched["threads"], sched["loop"]) == (2, "batch" if nb > 1 else "m")
+                a = (A.conj() if ca else A).astype(np.complex128)
+                ref = np.matmul(a, (B.conj() if cb else B).astype(np.complex128))
+                res = []
+                for nt in (1, 2):
+                    C[...] = np.nan                 # beta == 0 never reads C
+                    call(A, B, C, nthreads=nt)
+                    close(C, ref, dt, Kx)
+                    res.append(C.copy())
+                    C0 = crand(C.shape, dt, 9)
+                    C[...] = C0
+                    call(A, B, C, alpha=0.5, beta=-2.0, nthreads=nt)
+                    close(C, 0.5 * ref - 2.0 * C0, dt, Kx)
+                assert np.array_equal(res[0], res[1]), (isa, name, ca, cb)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_1m_b_packed_by_panel_for_few_rows(isa, restore, dt):
+    """Few rows (all of m in one MC block): each NR panel of B is packed right
+    before its A panels meet it.  Same packed values and k order as the
+    whole-panel path, so bitwise the same result, for every layout; conj_a /
+    conj_b equal numpy; 1 and 2 threads bitwise equal."""
+    for M, N, Kx in [(1, 70, 9), (13, 100, 300), (77, 150, 64)]:
+        for name, A, B, C in _layouts(M, N, Kx, dt):
+            groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+            C[...] = np.nan
+            K.gemm_packed_path(A, B, C, *groups, 0.5, 0.0)
+            whole = C.copy()
+            for ca, cb in [(False, False), (True, False), (False, True)]:
+                call = K.GemmCall(dt, *groups, conj_a=ca, conj_b=cb)
+                assert call.schedule(nthreads=1)["b_by_panel"], (isa, name, M, N, Kx)
+                ref = (A.conj() if ca else A).astype(np.complex128) @ \
+                    (B.conj() if cb else B).astype(np.complex128)
+                res = []
+                for nt in (1, 2):
+                    C[...] = np.nan
+                    call(A, B, C, alpha=0.5, nthreads=nt)
+                    close(C, 0.5 * ref, dt, Kx)
+                    res.append(C.copy())
+                assert np.array_equal(res[0], res[1]), (isa, name, ca, cb)
+                if not (ca or cb):
+                    assert np.array_equal(res[0], whole), (isa, name, M, N, Kx)
+    # many rows: B packed whole, shared by the MC blocks
+    A, B = crand((3000, 64), dt, 1), crand((64, 200), dt, 2)
+    C = np.empty((3000, 200), dt)
+    assert not K.GemmCall(dt, *describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+                          ).schedule()["b_by_panel"]
+
+
+def test_1m_smm_declines_what_it_cannot_take():
+    """The complex smm path needs C's n unit-stride, n within the kernel's
+    width (2n reals) and a gathered A that fits its bound: otherwise packed."""
+    if not smm_in_use(np.float32):
+        pytest.skip("the kernel set in use has no smm kernels")
+    dt = np.complex64
+    def path(A, la, B, lb, C, lc):
+        return K.GemmCall(dt, *describe(A, la, B, lb, C, lc, "m", "n", "k")).schedule()["path"]
+    A, B = crand((40, 12), dt, 0), crand((12, 8), dt, 1)
+    assert path(A, "mk", B, "kn", np.empty((40, 8), dt), "mn") == "smm"
+    assert path(A, "mk", B, "kn", np.empty((8, 40), dt).T, "mn") == "gemm"    # C's n strided
+    wide = crand((12, 33), dt, 2)
+    assert path(A, "mk", wide, "kn", np.empty((40, 33), dt), "mn") == "gemm"  # 66 reals
+    big_t = crand((12, 4000), dt, 3).T          # gathered A of 4000 x 24 reals: 384 KB
+    assert path(big_t, "mk", B, "kn", np.empty((4000, 8), dt), "mn") == "gemm"
+    assert path(big_t.copy(), "mk", B, "kn", np.empty((4000, 8), dt), "mn") == "smm"
 
 
 # ---------------------------------------------------------------- einsum

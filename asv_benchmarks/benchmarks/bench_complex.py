@@ -11,11 +11,17 @@ multiply-add, as BLAS counts them).
         scatter (no transposed copies) -- no hand-written form
   tract 'bij,jk->bik' A=(77,6,512) W=(512,1536), complex64: b and i merged
         into one m of 462 -- hand-written: numpy's merged reshape@
+  'bij,bjk->bik' (64,16,16) and (256,8,8): batches of tiny GEMMs on the smm
+        kernel (B packed per batch index as its 2x2 real blocks into an
+        L1-sized buffer, A and C read in place) -- hand-written: numpy.matmul
+
+ComplexVdot: numpy.vdot (conjugating dot) of 2**20 complex elements --
+einplan.vdot against numpy.vdot.
 """
 import numpy as np
 
-from .common import (EINPLAN, HAND, OPT, ThreadsMixin, THREADS, best_seconds, make_call,
-                     peak_gflops, warm)
+from .common import (EINPLAN, HAND, OPT, ThreadsMixin, THREADS, best_seconds, einplan,
+                     make_call, peak_gflops, warm)
 
 DTYPES = ["complex64", "complex128"]
 IMPLS = [EINPLAN, OPT, HAND]
@@ -31,6 +37,8 @@ CASES = {
     "ij,jk->ik 2048": ("ij,jk->ik", [(2048, 2048), (2048, 2048)], np.matmul),
     "abcd,dbef->aecf 32": ("abcd,dbef->aecf", [(32,) * 4, (32,) * 4], None),
     "tract bij,jk->bik 77x6x512x1536": ("bij,jk->bik", [(77, 6, 512), (512, 1536)], _merged),
+    "bij,bjk->bik 64x16x16": ("bij,bjk->bik", [(64, 16, 16), (64, 16, 16)], np.matmul),
+    "bij,bjk->bik 256x8x8": ("bij,bjk->bik", [(256, 8, 8), (256, 8, 8)], np.matmul),
 }
 
 
@@ -93,3 +101,24 @@ class ComplexPercentOfPeak(ThreadsMixin):
         return 100.0 * gflops / peak_gflops(real, threads)
 
     track_percent_of_peak.unit = "%"
+
+
+class ComplexVdot(ThreadsMixin):
+    """numpy.vdot (the first operand conjugated) on 2**20 elements: time per call."""
+    params = [DTYPES, [EINPLAN, HAND], THREADS]
+    param_names = ["dtype", "impl", "threads"]
+    timeout = 120
+
+    def setup(self, dtype, impl, threads):
+        a, b = crnd((1 << 20,), dtype, 50), crnd((1 << 20,), dtype, 51)
+        if impl == EINPLAN:
+            if einplan is None:
+                raise NotImplementedError("einplan is not importable")
+            self.fn = lambda: einplan.vdot(a, b)
+        else:
+            self.fn = lambda: np.vdot(a, b)
+        self.pin(threads)
+        self.fn()
+
+    def time_vdot(self, dtype, impl, threads):
+        self.fn()

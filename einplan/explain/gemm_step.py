@@ -207,7 +207,11 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
         pack_b = ("read in place (full NR panels; m is small)" if direct_b else
                   _BLOCK_SCATTER if gather_b else _SINGLE_STRIDE)
-    cm = _complex_method(step) if step.complex_mode else None
+        if step.kernel.b_by_panel:
+            pack_b += ("; one NR panel at a time, just before the A panels meet it "
+                       "(1m with all of m in one MC block: B's 2x2 real form is twice "
+                       "its bytes and would otherwise go out to L3 and back)")
+    cm = _complex_method(step, sched.path) if step.complex_mode else None
     return Kernel(step.kind.value, ctx.cfg["isa"], *tile,
                   {k: blocking.get(k) for k in ("mc", "kc", "nc")}, sched.threads,
                   _LOOP_WORD[sched.loop], NB, nreal, sched.tiles * NB, sched.fringe_tiles * NB,
@@ -215,16 +219,18 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
                   None if cm is None else cm.text)
 
 
-def _complex_method(step) -> ComplexMethod:
+def _complex_method(step, path) -> ComplexMethod:
     """How a complex GemmStep runs on the real kernels, and what it costs."""
     M, N, K, NB = step.m.extent, step.n.extent, step.k.extent, step.batch.extent
     flops = 8.0 * M * N * K * NB   # a complex multiply-add is 8 real flops
     if step.complex_mode == "1m":
+        b_packed = ("B packed per GEMM as 2x2 real blocks [[re, im], [-im, re]] into "
+                    "an L1-sized buffer the smm kernel reads" if path == KernelPath.SMM else
+                    "B packed as 2x2 real blocks [[re, im], [-im, re]]")
         return ComplexMethod("1m", 1, (M, 2 * N, 2 * K), flops, (
             f"complex by the 1m method: one real GEMM of m {M} x n {2 * N} x "
             f"k {2 * K} (A and C read / written through their float views, "
-            "B packed as 2x2 real blocks [[re, im], [-im, re]]), 8 real flops "
-            "per complex multiply-add, no copies"))
+            f"{b_packed}), 8 real flops per complex multiply-add, no copies"))
     return ComplexMethod("4m", 4, (M, N, K), flops, (
         "complex via real/imag float views: 4 real GEMMs (Cr = ArBr - AiBi, "
         "Ci = ArBi + AiBr), no copies; not 1m, whose packing of B as 2x2 blocks "
