@@ -501,7 +501,8 @@ def _short_k_wide(dt):
 
 
 def _short_k_limit(dt):
-    # k = 64, the longest k of the short-k order, B read in place (small m)
+    # k = 64, the longest k of the short-k order; m = 50 reads B in place on
+    # the kernel sets that do so up to 256 rows (generic, AVX-512)
     return (rand((50, 64), dt, 64), "mk", rand((64, 700), dt, 65), "kn",
             ((50, 700), "row"), "mn", "m", "n", "k", "")
 
