@@ -17,7 +17,7 @@
 
 // One C tile: the MR panel ir of the packed A against the NR panel jr of B.
 // `pf` is the slice of the next B micro-panel the kernel fetches (or NULL).
-static inline void EP_PFX(macro_tile)(const ep_ukr_set_t *u, const ep_shared_t *sh,
+static inline __attribute__((always_inline)) void EP_PFX(macro_tile)(const ep_ukr_set_t *u, const ep_shared_t *sh,
                                       const ep_thread_bufs_t *tb, int MR, int NR,
                                       ep_dim_t mc, ep_dim_t nc, ep_dim_t kc,
                                       ep_dim_t jr, ep_dim_t ir, const T *ap,
