@@ -86,11 +86,14 @@ def embed(shape, dtype, fill, kind="row", pad=3):
 
     kind: "row" (C order), "col" (Fortran order), "strided" (every other
     element along each axis, with gaps), "reversed" (C order, every axis
-    reversed: negative strides)."""
+    reversed: negative strides), "padded" (C order with 3 unused elements
+    after each run of the last axis: contiguous runs, gaps between them)."""
     shape = tuple(shape)
     nd = len(shape)
     if kind == "strided":
         full = tuple(2 * s + 1 for s in shape)
+    elif kind == "padded":
+        full = shape[:-1] + (shape[-1] + 3,)
     else:
         full = shape
     size = int(np.prod(full))
@@ -104,6 +107,8 @@ def embed(shape, dtype, fill, kind="row", pad=3):
         C = inner.reshape(full)[tuple(slice(1, None, 2) for _ in shape)]
     elif kind == "reversed":
         C = inner.reshape(full)[tuple(slice(None, None, -1) for _ in shape)]
+    elif kind == "padded":
+        C = inner.reshape(full)[..., :shape[-1]]
     else:
         raise ValueError(kind)
     assert C.shape == shape

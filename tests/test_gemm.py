@@ -491,15 +491,39 @@ def _large_m_packed_b(dt):
             ((300, 70), "row"), "mn", "m", "n", "k", "")
 
 
+def _short_k_wide(dt):
+    # k = 21, C rows contiguous along n: the macro-kernel's short-k order
+    # (strips of B panels inside the MR panels), m over two MC blocks, n over
+    # several strips with a fringe
+    return (rand((77, 21), dt, 62), "mk", rand((21, 1203), dt, 63), "kn",
+            ((77, 1203), "row"), "mn", "m", "n", "k", "")
+
+
+def _short_k_limit(dt):
+    # k = 64, the longest k of the short-k order; m = 50 reads B in place on
+    # the kernel sets that do so up to 256 rows (generic, AVX-512)
+    return (rand((50, 64), dt, 64), "mk", rand((64, 700), dt, 65), "kn",
+            ((50, 700), "row"), "mn", "m", "n", "k", "")
+
+
+def _short_k_gapped_n(dt):
+    # short k, n = (e, f) with C contiguous along f but gaps between its
+    # rows: the panels across a gap are scattered tiles
+    return (rand((13, 30), dt, 66), "mk", rand((30, 40, 29), dt, 67), "kef",
+            ((13, 40, 29), "padded"), "mef", "m", "ef", "k", "")
+
+
 for _f in (_gemv_multiaxis, _gemv_batch_many, _gemv_m1_batch, _broadcast_k_of_b,
-           _unaligned_b_rows, _large_m_packed_b):
+           _unaligned_b_rows, _large_m_packed_b, _short_k_wide, _short_k_limit,
+           _short_k_gapped_n):
     CASES[_f.__name__[1:]] = _f
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 @pytest.mark.parametrize("case", ["gemv_multiaxis", "gemv_batch_many", "gemv_m1_batch",
                                   "broadcast_k_of_b", "unaligned_b_rows",
-                                  "large_m_packed_b"])
+                                  "large_m_packed_b", "short_k_wide", "short_k_limit",
+                                  "short_k_gapped_n"])
 def test_gemm_groups_more(restore_threads, case, dtype):
     test_gemm_groups(None, case, dtype)
 

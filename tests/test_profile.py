@@ -73,6 +73,21 @@ def test_compare_replays_each_distinct_call():
     assert prof.to_dict()["calls"] == 5       # the replays are not recorded
 
 
+def test_compare_replays_close_calls_in_turn():
+    """Calls within ``close`` of parity get ``confirm_rounds`` more replays,
+    einplan and numpy in turn; the others keep their first replay."""
+    a = RNG.random((30, 30))
+    for close, rounds in ((1e9, 3), (1.0, 1)):    # every call close / none
+        with einplan.profile() as prof:
+            einplan.einsum("ij,jk->ik", a, a)
+            einplan.einsum("ij->", a)
+        prof.compare(budget_s=0.01, confirm_rounds=2, close=close)
+        rows = prof.rows()
+        assert [r["compare"]["rounds"] for r in rows] == [rounds] * len(rows)
+        assert all(r["compare"]["speedup"] == pytest.approx(
+            r["compare"]["numpy_s"] / r["compare"]["einplan_s"]) for r in rows)
+
+
 def test_nested_calls_are_recorded_once():
     with einplan.profile() as prof:
         with einplan.patched():
