@@ -221,6 +221,68 @@ static const NT(dots_t) NT(dots_fn)[EP_NEST_SHORT] = {
     NT(dots_5), NT(dots_6), NT(dots_7), NT(dots_8)};
 #endif
 
+#if CPX
+// R rows of the sum over a short S for interleaved complex: as the real
+// NT(short_sum_s) (strides in complex elements), c * x as
+// cr * x + (-ci, ci) * swap(x) -- the lanes of one vector hold VL / 2
+// complex elements.  Without f the elements are summed as they are.
+NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, const T *f,
+                      ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
+                      int first)
+{
+#if VL == 2
+    const NT(ivec) sw = {1, 0};
+#elif VL == 4
+    const NT(ivec) sw = {1, 0, 3, 2};
+#elif VL == 8
+    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6};
+#else
+    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
+#endif
+    NT(vec) alt = {0};
+    for (int v = 0; v < VL; v++) alt[v] = v & 1 ? 1 : -1;
+    const ep_dim_t H = VL / 2;          // complex elements per vector
+    for (ep_dim_t r = 0; r < R; r++, x += 2 * xro, o += 2 * oo) {
+        T c[2 * EP_NEST_SHORT];
+        NT(vec) cr[EP_NEST_SHORT], ci[EP_NEST_SHORT];
+        for (int s = 0; s < S; s++) {
+            c[2 * s] = f ? f[2 * (r * fro + s * fs)] : 1;
+            c[2 * s + 1] = f ? f[2 * (r * fro + s * fs) + 1] : 0;
+            cr[s] = c[2 * s] - (NT(vec)){0};
+            ci[s] = c[2 * s + 1] * alt;
+        }
+        int fr = first && (r == 0 || oo != 0);
+        ep_dim_t l = 0;
+        if (ol == 1) {
+            for (; l + H <= n; l += H) {
+                NT(vec) a = {0};
+                for (int s = 0; s < S; s++) {
+                    NT(vec) u = NT_LD(x + 2 * (s * xs + l));
+                    a += f ? cr[s] * u + ci[s] * __builtin_shuffle(u, sw) : u;
+                }
+                if (!fr) a += NT_LD(o + 2 * l);
+                NT_ST(o + 2 * l, a);
+            }
+        }
+        for (; l < n; l++) {
+            T ar = 0, ai = 0;
+            for (int s = 0; s < S; s++) {
+                const T *q = x + 2 * (s * xs + l);
+                if (f) {
+                    ar += c[2 * s] * q[0] - c[2 * s + 1] * q[1];
+                    ai += c[2 * s] * q[1] + c[2 * s + 1] * q[0];
+                } else {
+                    ar += q[0]; ai += q[1];
+                }
+            }
+            T *d = o + 2 * l * ol;
+            d[0] = fr ? ar : d[0] + ar;
+            d[1] = fr ? ai : d[1] + ai;
+        }
+    }
+}
+#endif
+
 // a moving input as a contiguous [s][l] block (rows of n elements, S of them
 // when it varies along S, else one)
 static inline NT_TGT void NT(short_gather)(const T *src, ep_inc_t rs, ep_inc_t rl, int S,
@@ -228,7 +290,14 @@ static inline NT_TGT void NT(short_gather)(const T *src, ep_inc_t rs, ep_inc_t r
 {
     int rows = rs != 0 ? S : 1;
     for (int s = 0; s < rows; s++)
-        for (ep_dim_t l = 0; l < n; l++) dst[s * n + l] = src[s * rs + l * rl];
+        for (ep_dim_t l = 0; l < n; l++) {
+#if CPX
+            dst[2 * (s * n + l)] = src[2 * (s * rs + l * rl)];
+            dst[2 * (s * n + l) + 1] = src[2 * (s * rs + l * rl) + 1];
+#else
+            dst[s * n + l] = src[s * rs + l * rl];
+#endif
+        }
 }
 
 // R rows of the S x n blocks (see the top of the file).  p[j] at the first
@@ -242,7 +311,6 @@ NT_FN void NT(short_rows)(int nin, const T *const *p, const ep_inc_t *ro, const 
                           ep_inc_t oo, ep_inc_t os, ep_inc_t ol, int first, T *buf)
 {
     const int E = 1 + CPX;
-#if !CPX
     // inputs constant along L give per-(r, s) factors; the others (at most
     // two) feed the SIMD rows, through a contiguous copy where L is strided
     int nm = 0, mv[NS_MAXIN] = {0, 0}, nf = 0, fx = -1;
@@ -252,9 +320,10 @@ NT_FN void NT(short_rows)(int nin, const T *const *p, const ep_inc_t *ro, const 
         else nm = NS_MAXIN + 1;
     }
     // the SIMD paths: a GEMM's sum over a short k (one moving input, at
-    // most one factor) and its dot form (two moving inputs, no factor)
+    // most one factor) and, real only, its dot form (two moving inputs, no
+    // factor)
     int simd = buf != NULL && ((os == 0 && nm == 1 && nf <= 1) ||
-                               (ol == 0 && nm == 2 && nf == 0));
+                               (!CPX && ol == 0 && nm == 2 && nf == 0));
     if (simd) {
         // copies: once for an input constant along O, else per row
         const T *src[NS_MAXIN];
@@ -273,43 +342,42 @@ NT_FN void NT(short_rows)(int nin, const T *const *p, const ep_inc_t *ro, const 
                 per[k] = next;
             }
             ss[k] = rs[j] != 0 ? n : 0;
-            next += len;
+            next += E * len;
         }
         const T *f = nf ? p[fx] : NULL;
         ep_inc_t fro = nf ? ro[fx] : 0, fs = nf ? rs[fx] : 0;
         int x = 0, y = nm > 1 ? 1 : 0;
         if (nm == 2 && ss[0] != 0 && ss[1] == 0) { x = 1; y = 0; }   // x: the shared one
-        if (!per[0] && !per[1]) {
-            if (os == 0)
-                NT(sum_s_fn)[S - 1](R, src[x], sro[x], ss[x], f, fro, fs, n, o, oo, ol, first);
-            else
-                NT(dots_fn)[S - 1](R, src[x], sro[x], ss[x], src[y], sro[y], ss[y], n, o, oo,
-                                   os, first);
-            return;
-        }
         for (ep_dim_t r = 0; r < R; r++) {
+            // all rows in one call when nothing is copied per row
+            ep_dim_t rows = per[0] || per[1] ? 1 : R;
             const T *q[NS_MAXIN];
             for (int k = 0; k < nm; k++) {
-                q[k] = src[k] + r * sro[k];
+                q[k] = src[k] + E * r * sro[k];
                 if (per[k]) {
-                    NT(short_gather)(p[mv[k]] + r * ro[mv[k]], rs[mv[k]], rl[mv[k]], S, n,
+                    NT(short_gather)(p[mv[k]] + E * r * ro[mv[k]], rs[mv[k]], rl[mv[k]], S, n,
                                      per[k]);
                     q[k] = per[k];
                 }
             }
             int fr = first && (r == 0 || oo != 0);
+            const T *fr_f = f ? f + E * r * fro : NULL;
+#if CPX
+            (void)y;
+            NT(csum_s)(S, rows, q[x], sro[x], ss[x], fr_f, fro, fs, n, o + E * r * oo, oo, ol,
+                       fr);
+#else
             if (os == 0)
-                NT(sum_s_fn)[S - 1](1, q[x], 0, ss[x], f ? f + r * fro : NULL, 0, fs, n,
-                                    o + r * oo, 0, ol, fr);
+                NT(sum_s_fn)[S - 1](rows, q[x], sro[x], ss[x], fr_f, fro, fs, n, o + r * oo, oo,
+                                    ol, fr);
             else
-                NT(dots_fn)[S - 1](1, q[x], 0, ss[x], q[y], 0, ss[y], n, o + r * oo, 0, os,
-                                   fr);
+                NT(dots_fn)[S - 1](rows, q[x], sro[x], ss[x], q[y], sro[y], ss[y], n,
+                                   o + r * oo, oo, os, fr);
+#endif
+            r += rows - 1;
         }
         return;
     }
-#else
-    (void)buf;
-#endif
     for (ep_dim_t r = 0; r < R; r++) {
         const T *q[EP_NEST_MAXIN];
         for (int j = 0; j < nin; j++) q[j] = p[j] + E * r * ro[j];
@@ -323,13 +391,9 @@ NT_FN ep_dim_t NT(short_buffer)(int nin, const ep_inc_t *rs, const ep_inc_t *rl,
                                 ep_dim_t n)
 {
     ep_dim_t e = 0;
-#if !CPX
     for (int j = 0; j < nin; j++)
         if (rl[j] != 0 && rl[j] != 1) e += (rs[j] != 0 ? S : 1) * n;
-#else
-    (void)nin; (void)rs; (void)rl; (void)S; (void)n;
-#endif
-    return e;
+    return (1 + CPX) * e;
 }
 
 #undef NS_MAXIN

@@ -189,11 +189,12 @@ MAX_SHORT = 8           # a loop this short can run inside the row kernel (EP_NE
 SHORT_DOT_ROW = 1024    # longest summed row of the small-edge kernel (its dots are not pairwise)
 SHORT_COPY = 4 << 20    # bytes of a strided input the small-edge kernel may copy per call
 SHORT_ROW_START = 8     # element-equivalents of starting one of its rows (a call, S factors)
+SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 VECTOR_BYTES = 32       # one SIMD vector (AVX2) for the kernels' lane counts
 
 
-def _short_edge(loops, itemsize, nin):
+def _short_edge(loops, itemsize, nin, dtype_complex=False):
     """The loops reordered for the small-edge kernel, or None.
 
     A GEMM-like pair step with a short edge ('ij,jk->ik' with k = 3,
@@ -206,7 +207,10 @@ def _short_edge(loops, itemsize, nin):
     or when S already sits right around it (the kernel then holds it in
     registers instead of re-reading the output).  The kernel copies an input
     strided along L into a contiguous block (once when it is constant along
-    the loop around S)."""
+    the loop around S).  Complex dtypes take only the sum over S (the dots
+    have no complex SIMD path).  The candidate (S, L) of least modelled cost
+    (vector and tail operations, stores, horizontal sums, copies, row starts)
+    wins."""
     if nin != 2 or len(loops) < 2:
         return None
     lanes = max(1, VECTOR_BYTES // itemsize)
@@ -219,32 +223,36 @@ def _short_edge(loops, itemsize, nin):
             if li == si or L.extent < 2:
                 continue
             os_, ol = S.strides[-1], L.strides[-1]
+            n = L.extent
             moving = [j for j in range(nin) if L.strides[j] != 0]
+            nv, nt = divmod(n, lanes)
             if os_ == 0 and ol != 0 and len(moving) == 1:
-                writes = abs(ol) == 1
-            elif ol == 0 and os_ != 0 and len(moving) == 2 and L.extent <= SHORT_DOT_ROW:
-                writes = True
+                # S FMAs per vector (scalar ones in the tail), the stores
+                per_row = S.extent * (nv + nt) + (nv if abs(ol) == 1 else n)
+            elif (ol == 0 and os_ != 0 and len(moving) == 2 and n <= SHORT_DOT_ROW
+                  and not dtype_complex):
+                shared = any(S.strides[j] == 0 for j in moving)
+                per_row = (S.extent * (nv + nt) * (1.0 if shared else 1.5)
+                           + S.extent * SHORT_HSUM)
             else:
                 continue
             order = [lp for i, lp in enumerate(loops) if i not in (si, li)]
             outer = order[-1] if order else None
+            rows = total / (S.extent * n)
             copy = 0.0
             for j in moving:
                 if L.strides[j] == 1:
                     continue
-                rows = S.extent if S.strides[j] != 0 else 1
-                if rows * L.extent * itemsize > SHORT_COPY:
+                block = (S.extent if S.strides[j] != 0 else 1) * n
+                if block * itemsize > SHORT_COPY:
                     copy = None
                     break
-                once = outer is None or outer.strides[j] == 0
-                # a copy read and written once per call, or once per row
-                copy += 2 * rows * L.extent * (total / (S.extent * L.extent * outer.extent)
-                                               if once and outer is not None else
-                                               total / (S.extent * L.extent))
+                once = outer is not None and outer.strides[j] == 0
+                # a copy once per call of the kernel, or once per row
+                copy += block * (rows / outer.extent if once else rows)
             if copy is None:
                 continue
-            vec = min(lanes, L.extent) if writes else 1
-            cost = total / vec + copy + total / L.extent / S.extent * SHORT_ROW_START
+            cost = rows * (per_row + SHORT_ROW_START) + copy
             if best is None or cost < best[0]:
                 best = (cost, order + [S, L])
     if best is None:
@@ -291,7 +299,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
              for c in labels}
     loops = [NestLoop(c, table[c][0], table[c][1]) for c in order_loops(table, itemsize)]
     loops = merge_loops(loops)
-    edge = _short_edge(loops, itemsize, len(ins))
+    edge = _short_edge(loops, itemsize, len(ins), str(dtype).startswith("complex"))
     short = 0
     if edge is not None:
         loops = merge_loops(edge[:-2]) + edge[-2:]
