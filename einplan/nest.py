@@ -207,8 +207,9 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     or when S already sits right around it (the kernel then holds it in
     registers instead of re-reading the output).  The kernel copies an input
     strided along L into a contiguous block (once when it is constant along
-    the loop around S).  Complex dtypes take only the sum over S (the dots
-    have no complex SIMD path).  The candidate (S, L) of least modelled cost
+    the loop around S; an input that would need a copy per row rules the
+    candidate out).  Dots take rows of at least one vector.  Complex dtypes
+    take only the sum over S (the dots have no complex SIMD path).  The candidate (S, L) of least modelled cost
     (vector and tail operations, stores, horizontal sums, copies, row starts)
     wins."""
     if nin != 2 or len(loops) < 2:
@@ -229,7 +230,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
             if os_ == 0 and ol != 0 and len(moving) == 1:
                 # S FMAs per vector (scalar ones in the tail), the stores
                 per_row = S.extent * (nv + nt) + (nv if abs(ol) == 1 else n)
-            elif (ol == 0 and os_ != 0 and len(moving) == 2 and n <= SHORT_DOT_ROW
+            elif (ol == 0 and os_ != 0 and len(moving) == 2 and lanes <= n <= SHORT_DOT_ROW
                   and not dtype_complex):
                 shared = any(S.strides[j] == 0 for j in moving)
                 per_row = (S.extent * (nv + nt) * (1.0 if shared else 1.5)
@@ -247,9 +248,11 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                 if block * itemsize > SHORT_COPY:
                     copy = None
                     break
-                once = outer is not None and outer.strides[j] == 0
-                # a copy once per call of the kernel, or once per row
-                copy += block * (rows / outer.extent if once else rows)
+                if outer is None or outer.strides[j] != 0:
+                    # a copy per row costs more than the gather it saves
+                    copy = None
+                    break
+                copy += block * rows / outer.extent   # once per call of the kernel
             if copy is None:
                 continue
             cost = rows * (per_row + SHORT_ROW_START) + copy
