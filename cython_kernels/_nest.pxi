@@ -15,6 +15,7 @@ cdef extern from "ep_nest.h" nogil:
         int nthreads
         int tile
         ep_dim_t block
+        int short_loop
         int isa
         const void *in_ "in"[8]
         void *out
@@ -35,7 +36,7 @@ cdef class NestCall:
     cdef bint empty
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
-                 int64_t block=0):
+                 int64_t block=0, bint short_loop=False):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -55,6 +56,7 @@ cdef class NestCall:
         self.d.nthreads = max(nthreads, 1)
         self.d.tile = max(tile, 0)
         self.d.block = max(block, 0)
+        self.d.short_loop = short_loop
         self.d.isa = -1
         lo = [0] * (nin + 1)
         hi = [0] * (nin + 1)

@@ -9,6 +9,7 @@
 //   otherwise                      -> row_prod (elementwise into the output)
 // each with a contiguous SIMD path and a strided (gather) path.
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ep_api.h"
 #include "ep_nest.h"
@@ -121,15 +122,24 @@ typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s,
                                 const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
                                 ep_inc_t sor, int first, int nf, const void *const *f,
                                 const ep_inc_t *fs);
+typedef void (*ep_short_rows_fn)(int nin, const void *const *p, const ep_inc_t *ro,
+                                 const ep_inc_t *rs, const ep_inc_t *rl, ep_dim_t R, int S,
+                                 ep_dim_t n, void *o, ep_inc_t oo, ep_inc_t os, ep_inc_t ol,
+                                 int first, void *buf);
+typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
+                                       ep_dim_t n);
 typedef struct {
     ep_row_sum_fn sum;
     ep_row_prod_fn prod;
     ep_rows_sum_fn rows_sum;
     ep_rows_prod_fn rows_prod;
+    ep_short_rows_fn short_rows;
+    ep_short_buffer_fn short_buffer;
 } ep_rows_t;
 
 #define EP_ROWS(p) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod,  \
-                     (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod }
+                     (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
+                     (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer }
 static const ep_rows_t ep_rows_generic[4] = {
     EP_ROWS(ep_nest_gs_), EP_ROWS(ep_nest_gd_), EP_ROWS(ep_nest_gc_), EP_ROWS(ep_nest_gz_)};
 #ifdef EP_NEST_X86
@@ -224,7 +234,37 @@ typedef struct {
     ep_inc_t so;                     // the output's row stride
     ep_dim_t row_n;                  // elements of the row (of its block)
     int split;                       // the loop shared out (-1: one thread runs all)
+    int shortk;                      // the small-edge kernel runs the two innermost loops
+    void *sbuf;                      // its copies of strided inputs (this thread's)
 } ep_nest_ctx_t;
+
+// The small-edge kernel over the loop at dpt (the rows; none when dpt is the
+// short loop itself) and the two innermost loops (see ep_nest_short_template.h).
+static void ep_short(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
+                     ep_dim_t lo, ep_dim_t hi)
+{
+    const ep_nest_desc_t *d = c->d;
+    int sx = c->inner - 1, lx = c->inner, nin = c->nin;
+    ep_dim_t R = 1, r0 = 0;
+    ep_inc_t ro[EP_NEST_MAXIN + 1], rs[EP_NEST_MAXIN], rl[EP_NEST_MAXIN];
+    memset(ro, 0, sizeof ro);
+    if (dpt == c->inner - 2) {
+        ep_dim_t e = d->extent[dpt];
+        r0 = dpt == c->split ? lo : 0;
+        R = (dpt == c->split ? hi : e) - r0;
+        for (int op = 0; op <= nin; op++) ro[op] = d->stride[op][dpt];
+    }
+    const void *p[EP_NEST_MAXIN];
+    for (int j = 0; j < nin; j++) {
+        p[j] = ptr[j] + r0 * ro[j] * c->es;
+        rs[j] = d->stride[j][sx];
+        rl[j] = d->stride[j][lx];
+    }
+    char *o = ptr[nin] + r0 * ro[nin] * c->es;
+    c->rows->short_rows(nin, p, ro, rs, rl, R, (int)d->extent[sx], d->extent[lx], o, ro[nin],
+                        d->stride[nin][sx], d->stride[nin][lx],
+                        first && (r0 == 0 || ro[nin] != 0), c->sbuf);
+}
 
 static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_dim_t n, int first)
 {
@@ -275,6 +315,10 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
             ep_row(c, ptr, lo, hi - lo, first && (lo == 0 || c->so != 0));
         else
             ep_row(c, ptr, 0, c->inner >= 0 ? c->row_n : 1, first);
+        return;
+    }
+    if (c->shortk && dpt >= c->inner - 2) {
+        ep_short(c, dpt, ptr, first, lo, hi);
         return;
     }
     char *q[EP_NEST_MAXIN + 1];
@@ -356,7 +400,7 @@ static void ep_blocks(ep_nest_ctx_t *c, char *const *base, int first, ep_dim_t l
                       ep_dim_t hi)
 {
     const ep_nest_desc_t *d = c->d;
-    if (d->block <= 0 || c->inner < 0 || c->split == c->inner ||
+    if (d->block <= 0 || c->inner < 0 || c->split == c->inner || c->shortk ||
         d->block >= d->extent[c->inner]) {
         ep_rec(c, 0, base, first, lo, hi);
         return;
@@ -413,8 +457,25 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
 
     int nt = ep_nest_threads(d);
     c.split = nt > 1 ? d->split : -1;
+    if (d->short_loop && d->ndim >= 2 && d->tile <= 0 && c.split < c.inner - 1 &&
+        d->extent[c.inner - 1] <= EP_NEST_SHORT &&
+        ((d->stride[d->nin][c.inner - 1] == 0) != (c.so == 0))) {
+        c.shortk = 1;
+    }
+    ep_dim_t sbuf_n = 0;
+    if (c.shortk) {
+        ep_inc_t rs[EP_NEST_MAXIN], rl[EP_NEST_MAXIN];
+        for (int j = 0; j < d->nin; j++) {
+            rs[j] = d->stride[j][c.inner - 1];
+            rl[j] = d->stride[j][c.inner];
+        }
+        sbuf_n = c.rows->short_buffer(d->nin, rs, rl, (int)d->extent[c.inner - 1],
+                                      d->extent[c.inner]);
+    }
     if (nt <= 1) {
+        if (c.shortk) c.sbuf = malloc((size_t)(sbuf_n + 1) * c.es);
         ep_blocks(&c, base, 1, 0, 0);
+        free(c.sbuf);
         return EP_OK;
     }
     int reduce_all = 1;
@@ -430,6 +491,7 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
         ep_team(&tid, &ntr);
         ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
         ep_nest_ctx_t mine = c;
+        if (c.shortk) mine.sbuf = malloc((size_t)(sbuf_n + 1) * c.es);
         if (reduce_all) {
             // a private partial sum each, combined below in thread order
             char *own[EP_NEST_MAXIN + 1];
@@ -439,6 +501,7 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
         } else if (lo < hi) {
             ep_blocks(&mine, base, 1, lo, hi);
         }
+        free(mine.sbuf);
     }
     if (reduce_all) {
         ep_val_t r = ep_load(c.dt, (const char *)part[0]);

@@ -14,6 +14,7 @@
 #include "ep_types.h"
 
 #define EP_NEST_MAXIN 8      // inputs of one nest
+#define EP_NEST_SHORT 8      // longest short loop the small-edge kernel holds in registers
 
 typedef enum { EP_NEST_F32 = 0, EP_NEST_F64 = 1, EP_NEST_C64 = 2,
                EP_NEST_C128 = 3 } ep_nest_dtype_t;
@@ -30,6 +31,11 @@ typedef struct {
     ep_dim_t block;          // > 0: the innermost loop runs in blocks of this many
                              // elements, the block loop outside every other loop (what
                              // the outer loops re-read of a long row stays in cache)
+    int short_loop;          // 1: the loop around the row (extent <= EP_NEST_SHORT) runs
+                             // inside the row kernel with the row, its S partial sums or
+                             // products in registers (the small-edge kernel); the output
+                             // must be summed along exactly one of the two, and the
+                             // threads' loop must be outside them (else ignored)
     int isa;                 // ep_isa_t of the inner loops, -1: the one in use
     const void *in[EP_NEST_MAXIN];
     void *out;

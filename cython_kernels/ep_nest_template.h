@@ -517,6 +517,8 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
     }
 }
 
+#include "ep_nest_short_template.h"
+
 #undef NT_FN
 #undef NT_VB
 #undef NT_LD

@@ -185,20 +185,105 @@ def _row_block(loops, itemsize):
     return best
 
 
-def _split(loops, nin, threads_cap):
+MAX_SHORT = 8           # a loop this short can run inside the row kernel (EP_NEST_SHORT)
+SHORT_DOT_ROW = 1024    # longest summed row of the small-edge kernel (its dots are not pairwise)
+SHORT_COPY = 4 << 20    # bytes of a strided input the small-edge kernel may copy per call
+SHORT_ROW_START = 8     # element-equivalents of starting one of its rows (a call, S factors)
+SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
+SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
+VECTOR_BYTES = 32       # one SIMD vector (AVX2) for the kernels' lane counts
+
+
+def _short_edge(loops, itemsize, nin, dtype_complex=False):
+    """The loops reordered for the small-edge kernel, or None.
+
+    A GEMM-like pair step with a short edge ('ij,jk->ik' with k = 3,
+    'ij,kj->ik' with j = 3) runs as: a short loop S (extent <= MAX_SHORT)
+    held in registers around a long row L that is vectorised, the output
+    summed along exactly one of them -- along S: each output element of the
+    row is written once (one input moves along L, the other gives a factor
+    per s); along L: S dots at once share the loads of the input constant
+    along S.  Chosen over the plain nest when its row is short or strided,
+    or when S already sits right around it (the kernel then holds it in
+    registers instead of re-reading the output).  The kernel copies an input
+    strided along L into a contiguous block (once when it is constant along
+    the loop around S; an input that would need a copy per row rules the
+    candidate out).  Dots take rows of at least one vector.  Complex dtypes
+    take only the sum over S (the dots have no complex SIMD path).  The candidate (S, L) of least modelled cost
+    (vector and tail operations, stores, horizontal sums, copies, row starts)
+    wins."""
+    if nin != 2 or len(loops) < 2:
+        return None
+    lanes = max(1, VECTOR_BYTES // itemsize)
+    total = math.prod(lp.extent for lp in loops)
+    best = None
+    for si, S in enumerate(loops):
+        if not 2 <= S.extent <= MAX_SHORT:
+            continue
+        for li, L in enumerate(loops):
+            if li == si or L.extent < 2:
+                continue
+            os_, ol = S.strides[-1], L.strides[-1]
+            n = L.extent
+            moving = [j for j in range(nin) if L.strides[j] != 0]
+            nv, nt = divmod(n, lanes)
+            if os_ == 0 and ol != 0 and len(moving) == 1:
+                # S FMAs per vector (scalar ones in the tail), the stores
+                per_row = S.extent * (nv + nt) + (nv if abs(ol) == 1 else n)
+            elif (ol == 0 and os_ != 0 and len(moving) == 2 and lanes <= n <= SHORT_DOT_ROW
+                  and not dtype_complex):
+                shared = any(S.strides[j] == 0 for j in moving)
+                per_row = (S.extent * (nv + nt) * (1.0 if shared else 1.5)
+                           + S.extent * SHORT_HSUM)
+            else:
+                continue
+            order = [lp for i, lp in enumerate(loops) if i not in (si, li)]
+            outer = order[-1] if order else None
+            rows = total / (S.extent * n)
+            copy = 0.0
+            for j in moving:
+                if L.strides[j] == 1:
+                    continue
+                block = (S.extent if S.strides[j] != 0 else 1) * n
+                if block * itemsize > SHORT_COPY:
+                    copy = None
+                    break
+                if outer is None or outer.strides[j] != 0:
+                    # a copy per row costs more than the gather it saves
+                    copy = None
+                    break
+                copy += block * rows / outer.extent   # once per call of the kernel
+            if copy is None:
+                continue
+            cost = rows * (per_row + SHORT_ROW_START) + copy
+            if best is None or cost < best[0]:
+                best = (cost, order + [S, L])
+    if best is None:
+        return None
+    row, around = loops[-1], loops[-2]
+    short_rows = row.extent <= SHORT_ROW
+    strided = any(abs(s) > 1 for s in row.strides[:-1]) or abs(row.strides[-1]) > 1
+    held = best[1][-2] is around and best[1][-1] is row
+    if not (short_rows or strided or held):
+        return None
+    return best[1]
+
+
+def _split(loops, nin, threads_cap, short=False):
     """The loop threads share out: the outermost one around the row the
     output varies along (disjoint writes) with extent >= 2, or -- when the
-    output is a scalar -- the outermost loop (per-thread partial sums)."""
+    output is a scalar -- the outermost loop (per-thread partial sums).
+    With the small-edge kernel, a loop outside its two."""
     if threads_cap <= 1:
         return -1
     if all(lp.strides[-1] == 0 for lp in loops):
         return 0 if loops else -1
-    for i, lp in enumerate(loops[:-1]):
+    for i, lp in enumerate(loops[:-2] if short else loops[:-1]):
         if lp.strides[-1] != 0 and lp.extent >= 2:
             return i
     # the row itself only when it is the only loop (splitting it costs a
     # dispatch per row)
-    return 0 if len(loops) == 1 else -1
+    return 0 if len(loops) == 1 and not short else -1
 
 
 def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None):
@@ -217,15 +302,22 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
              for c in labels}
     loops = [NestLoop(c, table[c][0], table[c][1]) for c in order_loops(table, itemsize)]
     loops = merge_loops(loops)
-    tile = _tile_edge(loops, itemsize)
+    edge = _short_edge(loops, itemsize, len(ins), str(dtype).startswith("complex"))
+    short = 0
+    if edge is not None:
+        loops = merge_loops(edge[:-2]) + edge[-2:]
+        short = loops[-2].extent
+    tile = 0 if short else _tile_edge(loops, itemsize)
     total = math.prod(lp.extent for lp in loops)
     visits = total * (len(ins) + 1)
     cap = max(1, min(64, visits // THREAD_WORK))
-    split = _split(loops, len(ins), cap)
+    split = _split(loops, len(ins), cap, bool(short))
     threads = cap if split >= 0 else 1
-    block = 0 if tile or split == len(loops) - 1 else _row_block(loops, itemsize)
+    block = 0 if tile or short or split == len(loops) - 1 else _row_block(loops, itemsize)
     row = "prod"
-    if loops:
+    if short:
+        row = _short_row(loops)
+    elif loops:
         last = loops[-1]
         row = "sum" if last.strides[-1] == 0 else "prod"
         moving = [s for s in last.strides[:-1] if s != 0]
@@ -237,11 +329,23 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     moved += math.prod(sizes[c] for c in out_strides if sizes[c] != 1)
     native = _native.prepare_nest(str(dtype), len(ins),
                                   tuple((lp.extent,) + lp.strides for lp in loops),
-                                  split, threads, tile, block)
+                                  split, threads, tile, block, bool(short))
     return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,
-                    native=native)
+                    short=short, native=native)
+
+
+def _short_row(loops):
+    """The small-edge kernel's row name: 'short-sum' (the output summed over
+    the short loop) or 'short-dots' (S dots along the row), '/contig' when
+    every moving input and the output are unit-stride along the row (else
+    '/copied': the kernel copies or scatters)."""
+    S, L = loops[-2], loops[-1]
+    name = "short-sum" if S.strides[-1] == 0 else "short-dots"
+    moving = [s for s in L.strides[:-1] if s != 0]
+    unit = all(s == 1 for s in moving) and L.strides[-1] in (0, 1)
+    return name + ("/contig" if unit else "/copied")
 
 
 def _itemsize(dtype) -> int:

@@ -300,7 +300,11 @@ class NestStep:
     ('sum': the output's stride is 0 there, a reduction; 'prod': elementwise
     into the output), SIMD when every moving operand has unit stride there
     ('contig') and a gather otherwise ('strided').  ``tile`` > 0: the two
-    innermost loops run in square tiles of that edge.  ``split``: the loop
+    innermost loops run in square tiles of that edge.  ``short`` > 0: the
+    small-edge kernel runs the two innermost loops, the outer of them (this
+    short extent) unrolled into registers around the vectorised row ('short-sum':
+    the output summed over the short loop, each element written once;
+    'short-dots': that many dots along the row at once).  ``split``: the loop
     threads share out (-1: none), ``threads``: the most worth using (the
     library's setting caps it at run time).
     """
@@ -319,6 +323,8 @@ class NestStep:
     flops: int = 0
     engine: str = "nest"
     block: int = 0           # > 0: the row runs in blocks of this many elements
+    short: int = 0           # > 0: the small-edge kernel, the loop around the row
+                             # (this extent) held in registers with it
     native: object = field(default=None, compare=False, repr=False)
 
     @property
@@ -330,7 +336,8 @@ class NestStep:
         src = ",".join(f"slot {s} '{lab}'" for s, lab in zip(self.inputs, self.in_labels))
         loops = " ".join(f"{lp.labels}:{lp.extent}" for lp in self.loops) or "()"
         extra = (f" tile={self.tile}" if self.tile else "") + (
-            f" block={self.block}" if self.block else "")
+            f" block={self.block}" if self.block else "") + (
+            f" short={self.short}" if self.short else "")
         return (f"{self.kind.value} (nest): {src} -> {dst} '{self.out_labels}' "
                 f"loops=({loops}) row={self.row}{extra} threads<={self.threads}")
 

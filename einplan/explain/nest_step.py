@@ -37,18 +37,21 @@ def build(ctx, i, step) -> Step:
     what = (f"loop nest over {' x '.join(x.source for x in ins)}: loops {order} "
             f"(outer to inner), row kernel {step.row}"
             + (f" vectorised along '{ctx.d(row.labels)}'" if row is not None
-               and step.row.endswith("contig") else "")
+               and (step.row.endswith("contig") or step.short) else "")
             + (f", {step.tile}x{step.tile} tiles over the two innermost loops"
                if step.tile else "")
             + (f", the row in blocks of {step.block} (block loop outermost)"
                if step.block else "")
+            + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
+               f"held in registers around the row" if step.short else "")
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread"))
     kernel = Kernel("nest", _native.isa(),
                     threads=threads, parallel_loop=split if threads > 1 else "none")
     nest = NestDesc(step.engine, loops, step.row,
                     ctx.d(row.labels) if row is not None else None, step.tile, step.block,
                     split, threads,
-                    step.threads, step.bytes_moved, ctx.dtype.itemsize)
+                    step.threads, step.bytes_moved, ctx.dtype.itemsize,
+                    ctx.d(step.loops[-2].labels) if step.short else None)
     return Step(i, step.kind.value, what, engine="nest", a=ins[0],
                 b=ins[1] if len(ins) > 1 else None, inputs=ins, c=ctx.slot(step.dst),
                 roles=_role_rows(ctx, step), kernel=kernel, nest=nest,

@@ -124,9 +124,11 @@ def _nest(s):
                      + ("  (summed)" if lp.reduces else ""))
     lines.append(f"  kernel     nest, {s.kernel.isa}, row {nst.row}"
                  + (f", vectorised along '{nst.vectorised}'"
-                    if nst.row.endswith("contig") else "")
+                    if nst.row.endswith("contig") or getattr(nst, "short", None) else "")
                  + (f", tiles {nst.tile}x{nst.tile}" if nst.tile else ", no tiles")
                  + (f", row blocks of {nst.block}" if nst.block else "")
+                 + (f", small-edge kernel ('{nst.short}' in registers)"
+                    if getattr(nst, "short", None) else "")
                  + f"; {nst.threads} thread(s)"
                  + (f" over '{nst.split}'" if nst.threads > 1 else "")
                  + f" (at most {nst.max_threads} worth it)")

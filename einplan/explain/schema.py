@@ -264,6 +264,7 @@ class NestDesc(Record):
     max_threads: int
     bytes_moved: int
     itemsize: int
+    short: str | None = None     # the small-edge kernel's short loop held in registers
 
 
 @dataclass(frozen=True)

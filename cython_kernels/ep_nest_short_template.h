@@ -1,0 +1,399 @@
+// ep_nest_short_template.h -- the nest's small-edge kernel for one ISA and
+// one dtype; included by ep_nest_template.h (its parameters NT, T, CPX, VL,
+// NT_TGT, NT_LD, NT_ST are set there).
+//
+// Three innermost loops in one call: R rows (the loop O), each an S x n block
+// of a short loop S (extent <= EP_NEST_SHORT) around the row L (n elements).
+// Exactly one of S, L is summed into the output:
+//   sum-over-S  (os == 0): out[r, l] = sum_s prod_j in_j[r, s, l]   -- a GEMM
+//               whose k is short ('ij,kj->ik' with j = 3): each output
+//               element is written once, the S partial products in registers;
+//   sum-over-L  (ol == 0): out[r, s] = sum_l prod_j in_j[r, s, l]   -- S dots
+//               at once ('ij,jk->ik' with k = 3): S vector accumulators share
+//               each load of the inputs constant along S.
+// The row is vectorised along L.  A moving input whose L-stride is not 1 is
+// first copied into a contiguous [s][l] buffer: once per call when it is
+// constant along O (a GEMM's small operand), else per row.  The S extent is a
+// compile-time constant in the SIMD paths (one instantiation per S), so the
+// short loop unrolls into registers.  Complex dtypes run the generic path
+// (any strides, no buffers, still no per-row set-up).
+#define NS_MAXIN 2   // moving inputs of the SIMD paths
+
+// the generic path: one row, any strides, any inputs.  p[j] at the row's
+// start; fr: the row's output elements are visited for the first time.
+NT_FN void NT(short_row_any)(int nin, const T *const *p, const ep_inc_t *rs,
+                             const ep_inc_t *rl, int S, ep_dim_t n, T *o, ep_inc_t os,
+                             ep_inc_t ol, int fr)
+{
+    const int E = 1 + CPX;
+    if (os == 0) {
+        for (ep_dim_t l = 0; l < n; l++) {
+            T ar = 0, ai = 0;
+            for (int s = 0; s < S; s++) {
+                T vr = 1, vi = 0;
+                for (int j = 0; j < nin; j++) {
+                    const T *q = p[j] + E * (s * rs[j] + l * rl[j]);
+#if CPX
+                    // the first factor as it is (1 * inf would give nan parts)
+                    T t = j == 0 ? q[0] : vr * q[0] - vi * q[1];
+                    vi = j == 0 ? q[1] : vr * q[1] + vi * q[0];
+                    vr = t;
+#else
+                    vr = j == 0 ? q[0] : vr * q[0];
+#endif
+                }
+                ar += vr; ai += vi;
+            }
+            T *d = o + E * l * ol;
+            d[0] = fr ? ar : d[0] + ar;
+#if CPX
+            d[1] = fr ? ai : d[1] + ai;
+#endif
+            (void)ai;
+        }
+        return;
+    }
+    for (int s = 0; s < S; s++) {
+        T ar0 = 0, ai0 = 0, ar1 = 0, ai1 = 0;
+        for (ep_dim_t l = 0; l < n; l++) {
+            T vr = 1, vi = 0;
+            for (int j = 0; j < nin; j++) {
+                const T *q = p[j] + E * (s * rs[j] + l * rl[j]);
+#if CPX
+                T t = j == 0 ? q[0] : vr * q[0] - vi * q[1];
+                vi = j == 0 ? q[1] : vr * q[1] + vi * q[0];
+                vr = t;
+#else
+                vr = j == 0 ? q[0] : vr * q[0];
+#endif
+            }
+            if (l & 1) { ar1 += vr; ai1 += vi; } else { ar0 += vr; ai0 += vi; }
+        }
+        T *d = o + E * s * os;
+        d[0] = fr ? ar0 + ar1 : d[0] + (ar0 + ar1);
+#if CPX
+        d[1] = fr ? ai0 + ai1 : d[1] + (ai0 + ai1);
+#endif
+        (void)ai0; (void)ai1;
+    }
+}
+
+#if !CPX
+// the sum of v's lanes by halving (log2(VL) shuffles and adds, no chain of
+// VL dependent scalar adds)
+static inline __attribute__((always_inline)) NT_TGT T NT(hsum_tree)(NT(vec) v)
+{
+#if VL == 16
+    v += __builtin_shuffle(v, (NT(ivec)){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
+    v += __builtin_shuffle(v, (NT(ivec)){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
+    v += __builtin_shuffle(v, (NT(ivec)){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
+    v += __builtin_shuffle(v, (NT(ivec)){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
+#elif VL == 8
+    v += __builtin_shuffle(v, (NT(ivec)){4, 5, 6, 7, 0, 1, 2, 3});
+    v += __builtin_shuffle(v, (NT(ivec)){2, 3, 0, 1, 6, 7, 4, 5});
+    v += __builtin_shuffle(v, (NT(ivec)){1, 0, 3, 2, 5, 4, 7, 6});
+#elif VL == 4
+    v += __builtin_shuffle(v, (NT(ivec)){2, 3, 0, 1});
+    v += __builtin_shuffle(v, (NT(ivec)){1, 0, 3, 2});
+#else
+    v += __builtin_shuffle(v, (NT(ivec)){1, 0});
+#endif
+    return v[0];
+}
+
+// R rows of the sum over a short S: o[r*oo + l*ol] (+)= sum_s c[r, s] *
+// x[r*xro + s*xs + l], c[r, s] = f[r*fro + s*fs] (1 without f)
+static inline __attribute__((always_inline)) NT_TGT void
+NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, const T *f,
+                ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
+                int first)
+{
+    for (ep_dim_t r = 0; r < R; r++, x += xro, o += oo) {
+        T c[EP_NEST_SHORT];
+        NT(vec) cv[EP_NEST_SHORT];
+        for (int s = 0; s < S; s++) {
+            c[s] = f ? f[r * fro + s * fs] : 1;
+            cv[s] = c[s] - (NT(vec)){0};
+        }
+        int fr = first && (r == 0 || oo != 0);
+        ep_dim_t l = 0;
+        if (ol == 1) {
+            for (; l + 2 * VL <= n; l += 2 * VL) {
+                NT(vec) a0 = cv[0] * NT_LD(x + l), a1 = cv[0] * NT_LD(x + l + VL);
+                for (int s = 1; s < S; s++) {
+                    a0 += cv[s] * NT_LD(x + s * xs + l);
+                    a1 += cv[s] * NT_LD(x + s * xs + l + VL);
+                }
+                if (!fr) { a0 += NT_LD(o + l); a1 += NT_LD(o + l + VL); }
+                NT_ST(o + l, a0);
+                NT_ST(o + l + VL, a1);
+            }
+            for (; l + VL <= n; l += VL) {
+                NT(vec) a0 = cv[0] * NT_LD(x + l);
+                for (int s = 1; s < S; s++) a0 += cv[s] * NT_LD(x + s * xs + l);
+                if (!fr) a0 += NT_LD(o + l);
+                NT_ST(o + l, a0);
+            }
+        } else {
+            for (; l + VL <= n; l += VL) {
+                NT(vec) a0 = cv[0] * NT_LD(x + l);
+                for (int s = 1; s < S; s++) a0 += cv[s] * NT_LD(x + s * xs + l);
+                T t[VL];
+                NT_ST(t, a0);
+                for (int v = 0; v < VL; v++) {
+                    T *d = o + (l + v) * ol;
+                    *d = fr ? t[v] : *d + t[v];
+                }
+            }
+        }
+        for (; l < n; l++) {
+            T a = c[0] * x[l];
+            for (int s = 1; s < S; s++) a += c[s] * x[s * xs + l];
+            T *d = o + l * ol;
+            *d = fr ? a : *d + a;
+        }
+    }
+}
+
+// R rows of S dots: o[r*oo + s*os] (+)= sum_l x[r*xro + s*xs + l] *
+// y[r*yro + s*ys + l]; xshared (xs == 0): x is the same for every s (a
+// GEMM's dot form with a short n), loaded once per vector
+static inline __attribute__((always_inline)) NT_TGT void
+NT(short_sum_l)(const int S, const int xshared, ep_dim_t R, const T *x, ep_inc_t xro,
+                ep_inc_t xs, const T *y, ep_inc_t yro, ep_inc_t ys, ep_dim_t n, T *o,
+                ep_inc_t oo, ep_inc_t os, int first)
+{
+    for (ep_dim_t r = 0; r < R; r++, x += xro, y += yro, o += oo) {
+        NT(vec) a[EP_NEST_SHORT], b[EP_NEST_SHORT];
+        for (int s = 0; s < S; s++) { a[s] = (NT(vec)){0}; b[s] = (NT(vec)){0}; }
+        ep_dim_t l = 0;
+        // two accumulators per s while they fit in registers (FMA latency)
+        if (S <= 4) {
+            for (; l + 2 * VL <= n; l += 2 * VL) {
+                NT(vec) u0 = NT_LD(x + l), u1 = NT_LD(x + l + VL);
+                for (int s = 0; s < S; s++) {
+                    NT(vec) v0 = xshared ? u0 : NT_LD(x + s * xs + l);
+                    NT(vec) v1 = xshared ? u1 : NT_LD(x + s * xs + l + VL);
+                    a[s] += v0 * NT_LD(y + s * ys + l);
+                    b[s] += v1 * NT_LD(y + s * ys + l + VL);
+                }
+            }
+        }
+        for (; l + VL <= n; l += VL) {
+            NT(vec) u0 = NT_LD(x + l);
+            for (int s = 0; s < S; s++)
+                a[s] += (xshared ? u0 : NT_LD(x + s * xs + l)) * NT_LD(y + s * ys + l);
+        }
+        int fr = first && (r == 0 || oo != 0);
+        for (int s = 0; s < S; s++) {
+            T t = 0;
+            for (ep_dim_t i = l; i < n; i++) t += x[s * xs + i] * y[s * ys + i];
+            T v = NT(hsum_tree)(a[s] + b[s]) + t;
+            T *d = o + s * os;
+            *d = fr ? v : *d + v;
+        }
+    }
+}
+
+// one function per S (the short loop unrolled into registers), called
+// through a table: each stays a small function to optimise
+#define NS_ONE(K) \
+    static NT_TGT void NT(sum_s_##K)(ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, \
+                                     const T *f, ep_inc_t fro, ep_inc_t fs, ep_dim_t n, \
+                                     T *o, ep_inc_t oo, ep_inc_t ol, int first) \
+    { NT(short_sum_s)(K, R, x, xro, xs, f, fro, fs, n, o, oo, ol, first); } \
+    static NT_TGT void NT(dots_##K)(ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, \
+                                    const T *y, ep_inc_t yro, ep_inc_t ys, ep_dim_t n, \
+                                    T *o, ep_inc_t oo, ep_inc_t os, int first) \
+    { if (xs == 0) NT(short_sum_l)(K, 1, R, x, xro, 0, y, yro, ys, n, o, oo, os, first); \
+      else NT(short_sum_l)(K, 0, R, x, xro, xs, y, yro, ys, n, o, oo, os, first); }
+NS_ONE(1) NS_ONE(2) NS_ONE(3) NS_ONE(4) NS_ONE(5) NS_ONE(6) NS_ONE(7) NS_ONE(8)
+#undef NS_ONE
+typedef void (*NT(sum_s_t))(ep_dim_t, const T *, ep_inc_t, ep_inc_t, const T *, ep_inc_t,
+                            ep_inc_t, ep_dim_t, T *, ep_inc_t, ep_inc_t, int);
+typedef void (*NT(dots_t))(ep_dim_t, const T *, ep_inc_t, ep_inc_t, const T *, ep_inc_t,
+                           ep_inc_t, ep_dim_t, T *, ep_inc_t, ep_inc_t, int);
+static const NT(sum_s_t) NT(sum_s_fn)[EP_NEST_SHORT] = {
+    NT(sum_s_1), NT(sum_s_2), NT(sum_s_3), NT(sum_s_4),
+    NT(sum_s_5), NT(sum_s_6), NT(sum_s_7), NT(sum_s_8)};
+static const NT(dots_t) NT(dots_fn)[EP_NEST_SHORT] = {
+    NT(dots_1), NT(dots_2), NT(dots_3), NT(dots_4),
+    NT(dots_5), NT(dots_6), NT(dots_7), NT(dots_8)};
+#endif
+
+#if CPX
+// R rows of the sum over a short S for interleaved complex: as the real
+// NT(short_sum_s) (strides in complex elements), c * x as
+// cr * x + (-ci, ci) * swap(x) -- the lanes of one vector hold VL / 2
+// complex elements.  Without f the elements are summed as they are.
+NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, const T *f,
+                      ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
+                      int first)
+{
+#if VL == 2
+    const NT(ivec) sw = {1, 0};
+#elif VL == 4
+    const NT(ivec) sw = {1, 0, 3, 2};
+#elif VL == 8
+    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6};
+#else
+    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
+#endif
+    NT(vec) alt = {0};
+    for (int v = 0; v < VL; v++) alt[v] = v & 1 ? 1 : -1;
+    const ep_dim_t H = VL / 2;          // complex elements per vector
+    for (ep_dim_t r = 0; r < R; r++, x += 2 * xro, o += 2 * oo) {
+        T c[2 * EP_NEST_SHORT];
+        NT(vec) cr[EP_NEST_SHORT], ci[EP_NEST_SHORT];
+        for (int s = 0; s < S; s++) {
+            c[2 * s] = f ? f[2 * (r * fro + s * fs)] : 1;
+            c[2 * s + 1] = f ? f[2 * (r * fro + s * fs) + 1] : 0;
+            cr[s] = c[2 * s] - (NT(vec)){0};
+            ci[s] = c[2 * s + 1] * alt;
+        }
+        int fr = first && (r == 0 || oo != 0);
+        ep_dim_t l = 0;
+        if (ol == 1) {
+            for (; l + H <= n; l += H) {
+                NT(vec) a = {0};
+                for (int s = 0; s < S; s++) {
+                    NT(vec) u = NT_LD(x + 2 * (s * xs + l));
+                    a += f ? cr[s] * u + ci[s] * __builtin_shuffle(u, sw) : u;
+                }
+                if (!fr) a += NT_LD(o + 2 * l);
+                NT_ST(o + 2 * l, a);
+            }
+        }
+        for (; l < n; l++) {
+            T ar = 0, ai = 0;
+            for (int s = 0; s < S; s++) {
+                const T *q = x + 2 * (s * xs + l);
+                if (f) {
+                    ar += c[2 * s] * q[0] - c[2 * s + 1] * q[1];
+                    ai += c[2 * s] * q[1] + c[2 * s + 1] * q[0];
+                } else {
+                    ar += q[0]; ai += q[1];
+                }
+            }
+            T *d = o + 2 * l * ol;
+            d[0] = fr ? ar : d[0] + ar;
+            d[1] = fr ? ai : d[1] + ai;
+        }
+    }
+}
+#endif
+
+// a moving input as a contiguous [s][l] block (rows of n elements, S of them
+// when it varies along S, else one)
+static inline NT_TGT void NT(short_gather)(const T *src, ep_inc_t rs, ep_inc_t rl, int S,
+                                          ep_dim_t n, T *dst)
+{
+    int rows = rs != 0 ? S : 1;
+    for (int s = 0; s < rows; s++)
+        for (ep_dim_t l = 0; l < n; l++) {
+#if CPX
+            dst[2 * (s * n + l)] = src[2 * (s * rs + l * rl)];
+            dst[2 * (s * n + l) + 1] = src[2 * (s * rs + l * rl) + 1];
+#else
+            dst[s * n + l] = src[s * rs + l * rl];
+#endif
+        }
+}
+
+// R rows of the S x n blocks (see the top of the file).  p[j] at the first
+// row; ro/rs/rl: each input's strides along O, S, L; oo/os/ol: the output's.
+// first: the first visit of the output (row r's output is new when r == 0 or
+// the output moves along O).  buf: room for the copies this call asks of
+// NT(short_buffer), or NULL (the generic path then runs where a copy is
+// needed).
+NT_FN void NT(short_rows)(int nin, const T *const *p, const ep_inc_t *ro, const ep_inc_t *rs,
+                          const ep_inc_t *rl, ep_dim_t R, int S, ep_dim_t n, T *o,
+                          ep_inc_t oo, ep_inc_t os, ep_inc_t ol, int first, T *buf)
+{
+    const int E = 1 + CPX;
+    // inputs constant along L give per-(r, s) factors; the others (at most
+    // two) feed the SIMD rows, through a contiguous copy where L is strided
+    int nm = 0, mv[NS_MAXIN] = {0, 0}, nf = 0, fx = -1;
+    for (int j = 0; j < nin; j++) {
+        if (rl[j] == 0) { fx = j; nf++; }
+        else if (nm < NS_MAXIN) mv[nm++] = j;
+        else nm = NS_MAXIN + 1;
+    }
+    // the SIMD paths: a GEMM's sum over a short k (one moving input, at
+    // most one factor) and, real only, its dot form (two moving inputs, no
+    // factor)
+    int simd = buf != NULL && ((os == 0 && nm == 1 && nf <= 1) ||
+                               (!CPX && ol == 0 && nm == 2 && nf == 0));
+    if (simd) {
+        // copies: once for an input constant along O, else per row
+        const T *src[NS_MAXIN];
+        ep_inc_t sro[NS_MAXIN], ss[NS_MAXIN];
+        T *per[NS_MAXIN] = {0, 0};
+        T *next = buf;
+        for (int k = 0; k < nm; k++) {
+            int j = mv[k];
+            src[k] = p[j]; sro[k] = ro[j]; ss[k] = rs[j];
+            if (rl[j] == 1) continue;
+            ep_dim_t len = (rs[j] != 0 ? S : 1) * n;
+            if (ro[j] == 0 || R == 1) {
+                NT(short_gather)(p[j], rs[j], rl[j], S, n, next);
+                src[k] = next; sro[k] = 0;
+            } else {
+                per[k] = next;
+            }
+            ss[k] = rs[j] != 0 ? n : 0;
+            next += E * len;
+        }
+        const T *f = nf ? p[fx] : NULL;
+        ep_inc_t fro = nf ? ro[fx] : 0, fs = nf ? rs[fx] : 0;
+        int x = 0, y = nm > 1 ? 1 : 0;
+        if (nm == 2 && ss[0] != 0 && ss[1] == 0) { x = 1; y = 0; }   // x: the shared one
+        for (ep_dim_t r = 0; r < R; r++) {
+            // all rows in one call when nothing is copied per row
+            ep_dim_t rows = per[0] || per[1] ? 1 : R;
+            const T *q[NS_MAXIN];
+            for (int k = 0; k < nm; k++) {
+                q[k] = src[k] + E * r * sro[k];
+                if (per[k]) {
+                    NT(short_gather)(p[mv[k]] + E * r * ro[mv[k]], rs[mv[k]], rl[mv[k]], S, n,
+                                     per[k]);
+                    q[k] = per[k];
+                }
+            }
+            int fr = first && (r == 0 || oo != 0);
+            const T *fr_f = f ? f + E * r * fro : NULL;
+#if CPX
+            (void)y;
+            NT(csum_s)(S, rows, q[x], sro[x], ss[x], fr_f, fro, fs, n, o + E * r * oo, oo, ol,
+                       fr);
+#else
+            if (os == 0)
+                NT(sum_s_fn)[S - 1](rows, q[x], sro[x], ss[x], fr_f, fro, fs, n, o + r * oo, oo,
+                                    ol, fr);
+            else
+                NT(dots_fn)[S - 1](rows, q[x], sro[x], ss[x], q[y], sro[y], ss[y], n,
+                                   o + r * oo, oo, os, fr);
+#endif
+            r += rows - 1;
+        }
+        return;
+    }
+    for (ep_dim_t r = 0; r < R; r++) {
+        const T *q[EP_NEST_MAXIN];
+        for (int j = 0; j < nin; j++) q[j] = p[j] + E * r * ro[j];
+        NT(short_row_any)(nin, q, rs, rl, S, n, o + E * r * oo, os, ol,
+                          first && (r == 0 || oo != 0));
+    }
+}
+
+// elements of T the SIMD path of NT(short_rows) copies moving inputs into
+NT_FN ep_dim_t NT(short_buffer)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
+                                ep_dim_t n)
+{
+    ep_dim_t e = 0;
+    for (int j = 0; j < nin; j++)
+        if (rl[j] != 0 && rl[j] != 1) e += (rs[j] != 0 ? S : 1) * n;
+    return (1 + CPX) * e;
+}
+
+#undef NS_MAXIN

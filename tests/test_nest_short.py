@@ -1,0 +1,191 @@
+"""The loop-nest engine's small-edge kernel (a short loop held in registers
+around the vectorised row): every path of ep_nest_short_template.h under
+every ISA this CPU runs, every dtype, through NestCall descriptors, and the
+planner's choice of it for thin GEMMs (recorded in the NestStep, printed by
+explain, results equal to numpy's for strided, negative and broadcast
+layouts)."""
+import numpy as np
+import pytest
+
+import einplan
+from einplan import _native
+from einplan.plan import NestStep
+
+from _gemm_util import rand
+
+K = _native._kernels
+pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
+DTYPES = ["float32", "float64", "complex64", "complex128"]
+
+
+def _close(got, want, dtype, k):
+    eps = np.finfo(np.dtype(dtype)).eps
+    scale = max(1.0, float(np.max(np.abs(want))) if np.size(want) else 1.0)
+    np.testing.assert_allclose(got, want, rtol=0, atol=32 * (k + 3) * eps * scale)
+
+
+def _st(a):
+    return [s // a.itemsize for s in a.strides]
+
+
+def _run(dtype, loops, ins, out, isa, short=True, split=-1, threads=1):
+    call = _native.prepare_nest(dtype, len(ins), loops, split=split, threads=threads,
+                                short=short)
+    call(tuple(ins), out, isa=isa)
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("S", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("n", [1, 3, 4, 9, 17, 40, 67])
+def test_sum_over_short_loop(isa, dtype, S, n, one_thread):
+    """'ij,kj->ik' as i > j (short, summed) > k (row): each output row written
+    once.  The row's input unit-stride, strided and constant along i (copied
+    once per call), strided and moving along i (copied per row), negative;
+    the output unit-stride or strided."""
+    rng = np.random.default_rng(S * 100 + n)
+    m = 6
+    A = rand((m, S), dtype, rng=rng)                       # the per-(i, j) factors
+    Bc = rand((S, n), dtype, rng=rng)                      # [j][k], unit along k
+    Bt = np.ascontiguousarray(rand((n, S), dtype, rng=rng)).T    # [j][k], stride S along k
+    C3 = rand((m, S, 2 * n), dtype, rng=rng)[:, :, ::-2]  # moves along i, stride -2 along k
+    want_c, want_t = A @ Bc, A @ Bt
+    want_3 = np.einsum("ij,ijk->ik", A, C3)
+    sa = _st(A)
+    for out_stride in (1, 3):
+        big = np.full((m, out_stride * n), np.nan, dtype)
+        o = big[:, ::out_stride]
+        so = _st(o)
+        for B, want in ((Bc, want_c), (Bt, want_t)):
+            sb = _st(B)
+            o[...] = np.nan
+            _run(dtype, [(m, sa[0], 0, so[0]), (S, sa[1], sb[0], 0), (n, 0, sb[1], so[1])],
+                 (A, B), o, isa)
+            _close(o, want, dtype, S)
+        o[...] = np.nan
+        s3 = _st(C3)
+        _run(dtype, [(m, sa[0], s3[0], so[0]), (S, sa[1], s3[1], 0), (n, 0, s3[2], so[1])],
+             (A, C3), o, isa)
+        _close(o, want_3, dtype, S)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("S", [1, 2, 3, 4, 5, 8])
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 16, 33, 100])
+def test_short_dots(isa, dtype, S, n, one_thread):
+    """'ij,jk->ik' as i > k (short, kept) > j (row, summed): S dots at once.
+    B unit-stride along j, strided (copied once), and an input moving along
+    both i and k ('ij,ikj->ik', copied per row when strided); a factor
+    constant along the row ('ij,jk,ik->ik' folded: 'ikj,ik->ik')."""
+    rng = np.random.default_rng(S * 1000 + n)
+    m = 7
+    A = rand((m, n), dtype, rng=rng)
+    Bf = np.asfortranarray(rand((n, S), dtype, rng=rng))     # unit along j
+    Bc = rand((n, S), dtype, rng=rng)                        # stride S along j
+    o = np.full((m, S), np.nan, dtype)
+    sa, so = _st(A), _st(o)
+    for B in (Bf, Bc):
+        sb = _st(B)
+        o[...] = np.nan
+        _run(dtype, [(m, sa[0], 0, so[0]), (S, 0, sb[1], so[1]), (n, sa[1], sb[0], 0)],
+             (A, B), o, isa)
+        _close(o, A @ B, dtype, n)
+    for D in (rand((m, S, n), dtype, rng=rng), rand((m, S, 3 * n), dtype, rng=rng)[:, :, ::3]):
+        sd = _st(D)
+        o[...] = np.nan
+        _run(dtype, [(m, sa[0], sd[0], so[0]), (S, 0, sd[1], so[1]), (n, sa[1], sd[2], 0)],
+             (A, D), o, isa)
+        _close(o, np.einsum("ij,ikj->ik", A, D), dtype, n)
+    # one input constant along the row: a factor per (i, k)
+    F = rand((m, S), dtype, rng=rng)
+    D = rand((m, S, n), dtype, rng=rng)
+    sd, sf = _st(D), _st(F)
+    o[...] = np.nan
+    _run(dtype, [(m, sd[0], sf[0], so[0]), (S, sd[1], sf[1], so[1]), (n, sd[2], 0, 0)],
+         (D, F), o, isa)
+    _close(o, D.sum(2) * F, dtype, n)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_rows_accumulate_and_split(isa, dtype):
+    """Rows summed into one output (the loop around the kernel is summed:
+    first visit stores, later ones add), no loop around the kernel at all
+    (one row), two threads over the rows, and a descriptor that does not
+    fit the kernel (the output moving along both loops) running the plain
+    nest instead."""
+    rng = np.random.default_rng(3)
+    m, S, n = 9, 3, 21
+    A, B = rand((m, S), dtype, rng=rng), rand((m, S, n), dtype, rng=rng)
+    o = np.full(n, np.nan, dtype)
+    _run(dtype, [(m, S, S * n, 0), (S, 1, n, 0), (n, 0, 1, 1)], (A, B), o, isa)
+    _close(o, np.einsum("ij,ijk->k", A, B), dtype, m * S)
+    o = np.full(n, np.nan, dtype)
+    _run(dtype, [(S, 1, n, 0), (n, 0, 1, 1)], (A, B), o, isa)
+    _close(o, A[0] @ B[0], dtype, S)
+    for threads in (1, 2):
+        o = np.full((m, n), np.nan, dtype)
+        _run(dtype, [(m, S, S * n, n), (S, 1, n, 0), (n, 0, 1, 1)], (A, B), o, isa,
+             split=0, threads=threads)
+        _close(o, np.einsum("ij,ijk->ik", A, B), dtype, S)
+    o = np.full((m, S, n), np.nan, dtype)
+    _run(dtype, [(m, S, S * n, S * n), (S, 1, n, n), (n, 0, 1, 1)], (A, B), o, isa)
+    _close(o, A[:, :, None] * B, dtype, 1)
+
+
+def _nest_steps(subscripts, *ops):
+    from einplan.operands import describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return [s for s in make_plan(spec, describe_operands(arrays)).steps
+            if isinstance(s, NestStep)]
+
+
+THIN = [
+    ("ij,jk->ik", (200, 40), (40, 3)),        # short n: dots along k
+    ("ij,kj->ik", (300, 3), (53, 3)),         # short k: the sum over it in registers
+    ("ij,jk->ik", (301, 3), (3, 4)),          # short k and n
+    ("bij,bkj->bki", (9, 61, 3), (9, 5, 3)),  # batched
+    ("ij,jk->ki", (200, 5), (5, 2)),
+]
+
+
+def _layouts(shape, dtype, rng):
+    a = rand(shape, dtype, rng=rng)
+    yield a
+    yield np.asfortranarray(a)
+    yield rand(shape[:-1] + (2 * shape[-1],), dtype, rng=rng)[..., ::2]
+    yield a[::-1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("subs,sa,sb", THIN)
+def test_thin_gemms_match_numpy(isa, dtype, subs, sa, sb):
+    """Thin GEMMs through einsum under every ISA: the same results as numpy
+    for C, Fortran, strided and negative-stride operands, and broadcast."""
+    rng = np.random.default_rng(len(subs) + sa[0])
+    for a in _layouts(sa, dtype, rng):
+        for b in _layouts(sb, dtype, rng):
+            got = einplan.einsum(subs, a, b)
+            want = np.einsum(subs, a, b)
+            _close(got, want, dtype, max(sa + sb))
+    b = rand(sb[-2:], dtype, rng=rng)
+    a = rand((4,) + sa[-2:], dtype, rng=rng)
+    terms = subs.split("->")[0].split(",")
+    if len(terms[0]) == 2 and len(terms[1]) == 2:
+        bsubs = f"...{terms[0]},{terms[1]}->...{subs.split('->')[1]}"
+        _close(einplan.einsum(bsubs, a, b), np.einsum(bsubs, a, b), dtype, max(sa + sb))
+
+
+@pytest.mark.parametrize("subs,sa,sb", THIN)
+def test_thin_gemms_choose_the_small_edge_kernel(subs, sa, sb):
+    """The plan records the small-edge kernel (NestStep.short, its row
+    name) and explain prints it; a GEMM with no short edge does not take it."""
+    a, b = np.ones(sa), np.ones(sb)
+    text = str(einplan.explain(subs, a, b))
+    steps = _nest_steps(subs, a, b)
+    assert len(steps) == 1 and steps[0].short >= 2, steps
+    assert steps[0].row.startswith("short-"), steps[0].row
+    assert "small-edge kernel" in text, text
+    steps = _nest_steps("ij,jk->ik", np.ones((64, 64)), np.ones((64, 64)))
+    assert all(s.short == 0 for s in steps)
