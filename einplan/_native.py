@@ -38,17 +38,22 @@ import numpy as np
 from .spec import LETTERS
 
 # libgomp reads its wait policy once, when it is loaded with the compiled
-# module.  Its default keeps each idle worker spinning between parallel
-# regions; where the other cores are busy (a shared or oversubscribed
-# machine), the spinning worker has used its time slice and the next
-# region waits milliseconds for it to run again.  Sleeping workers are
-# woken at once instead.  Zen 3, 2 cores, the other core busy, 2 threads,
-# 'bij,bjk->bik' (64,32,32) f32 / 'ij,jk->ik' 512^2 f32: spinning 16.0 /
-# 48.0 ms, passive 0.15 / 9.7 ms, 1 thread 0.13 / 9.3 ms.  A wait policy
-# the user sets (OMP_WAIT_POLICY, GOMP_SPINCOUNT) is kept.
+# module.  Its default spins an idle worker for ~300k pauses (milliseconds)
+# before it sleeps; where the cores are oversubscribed (other processes,
+# or several processes each running threaded calls) the spinning worker
+# uses up its time slice and the next region waits for it to run again.
+# A short spin (~10 us) still meets the barriers inside a call, and a worker
+# idle between calls sleeps and is woken at once.  Zen 3, 2 cores, 2
+# threads: two processes each running 'ij,jk->ik' 512^2 f32 (1 thread:
+# 3.3-9 ms), median: default spin 12-20 ms (p90 40 ms), GOMP_SPINCOUNT=300
+# 3.9-5.7 ms, passive 5.4-5.6 ms; under a load of 10-18,
+# 'bij,bjk->bik' (64,32,32) f32: default 16 ms, passive 0.15 ms (1 thread
+# 0.13); quiet, 2-thread gain at 128^3 f32 / 256^3 f32 / 160^3 f64: default
+# 1.78 / 1.93 / 1.63, 300 spins 1.31 / 1.59 / 1.59, passive 0.63 / 1.11 /
+# 0.96.  A wait policy the user sets (OMP_WAIT_POLICY, GOMP_SPINCOUNT) is kept.
 _SET_WAIT_POLICY = "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
 if _SET_WAIT_POLICY:
-    os.environ["OMP_WAIT_POLICY"] = "passive"
+    os.environ["GOMP_SPINCOUNT"] = "300"
 try:
     from . import _kernels
 except ImportError as exc:  # pragma: no cover - only without a build
@@ -59,7 +64,7 @@ else:
 finally:
     if _SET_WAIT_POLICY:
         # the setting is libgomp's now; the environment programs inherit is the user's
-        del os.environ["OMP_WAIT_POLICY"]
+        del os.environ["GOMP_SPINCOUNT"]
 
 
 def available():

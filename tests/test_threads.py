@@ -189,29 +189,29 @@ def test_set_overrides_env():
 
 
 # libgomp prints its settings on stderr with omp_display_env (OpenMP 5.1);
-# the wait policy line shows what its workers do between parallel regions
+# GOMP_SPINCOUNT is how long an idle worker spins before it sleeps
 _WAIT_POLICY = ("import ctypes, os, sys, einplan; sys.stdout.flush(); os.dup2(1, 2); "
-                "ctypes.CDLL('libgomp.so.1').omp_display_env(0); "
-                "print('env', os.environ.get('OMP_WAIT_POLICY'), einplan._native._SET_WAIT_POLICY)")
+                "ctypes.CDLL('libgomp.so.1').omp_display_env(1); "
+                "print('env', os.environ.get('GOMP_SPINCOUNT'), einplan._native._SET_WAIT_POLICY)")
 
 
-def _wait_policy(env):
+def _spin_count(env):
     out = _in_subprocess(_WAIT_POLICY, env, unset=("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"))
-    policy = [line.split("=")[1].strip(" '") for line in out.splitlines()
-              if line.strip().startswith("OMP_WAIT_POLICY")]
-    return policy[0], out.splitlines()[-1]
+    spins = [line.split("=")[1].strip(" '") for line in out.splitlines()
+             if line.strip().startswith("GOMP_SPINCOUNT")]
+    return spins[0], out.splitlines()[-1]
 
 
 @needs_omp
-def test_idle_workers_sleep_unless_the_user_sets_a_policy():
-    """Workers sleep between regions (a spinning worker on a busy machine
-    stalls the next region for a time slice), and the environment that
-    programs started from this one inherit is left as the user's."""
-    assert _wait_policy({}) == ("PASSIVE", "env None True")
-    assert _wait_policy({"OMP_WAIT_POLICY": "active"}) == ("ACTIVE", "env active False")
-    # a spin count the user sets is libgomp's to apply: no policy is set
-    # beside it (omp_display_env shows 'PASSIVE' for any unset policy)
-    assert _wait_policy({"GOMP_SPINCOUNT": "1000"})[1] == "env None False"
+def test_idle_workers_spin_briefly_unless_the_user_sets_a_policy():
+    """Idle workers spin ~10 us, then sleep (a worker spinning for libgomp's
+    default milliseconds on an oversubscribed machine stalls the next region
+    for a time slice); the environment that programs started from this one
+    inherit is left as the user's."""
+    assert _spin_count({}) == ("300", "env None True")
+    assert _spin_count({"GOMP_SPINCOUNT": "5000"}) == ("5000", "env 5000 False")
+    spins, last = _spin_count({"OMP_WAIT_POLICY": "active"})
+    assert spins != "300" and last == "env None False"
 
 
 @needs_omp
