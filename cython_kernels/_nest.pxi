@@ -114,6 +114,8 @@ cdef class NestCall:
         d.isa = isa
         with nogil:
             st = ep_nest(&d)
+        if st == EP_ERR_NOMEM:
+            raise MemoryError("einplan: no memory for the nest's copy buffers")
         if st != EP_OK:
             raise ValueError("einplan: invalid nest descriptor")
         return 0

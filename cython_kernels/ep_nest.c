@@ -428,56 +428,51 @@ int ep_nest_threads(const ep_nest_desc_t *d)
     return nt < 1 ? 1 : nt;
 }
 
-ep_status_t ep_nest(const ep_nest_desc_t *d)
+// This call's context: the row's moving and fixed operands, the output's
+// row stride, the split loop and whether the small-edge kernel runs (then
+// *sbuf_n is the elements of its copy buffer per thread).
+static void ep_nest_context(const ep_nest_desc_t *d, int nt, ep_nest_ctx_t *c,
+                            ep_dim_t *sbuf_n)
 {
-    if (d->nin < 1 || d->nin > EP_NEST_MAXIN || d->ndim < 0 || d->ndim > EP_MAXDIM ||
-        (unsigned)d->dtype > EP_NEST_C128)
-        return EP_ERR_INVALID;
-    for (int x = 0; x < d->ndim; x++)
-        if (d->extent[x] <= 0) return d->extent[x] == 0 ? EP_OK : EP_ERR_INVALID;
-    ep_nest_ctx_t c;
-    memset(&c, 0, sizeof c);
-    c.d = d;
-    c.dt = d->dtype;
-    c.nin = d->nin;
-    c.es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
-    c.rows = ep_rows_for(d->isa < 0 ? ep_isa() : d->isa, d->dtype);
-    c.inner = d->ndim - 1;
+    memset(c, 0, sizeof *c);
+    c->d = d;
+    c->dt = d->dtype;
+    c->nin = d->nin;
+    c->es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
+    c->rows = ep_rows_for(d->isa < 0 ? ep_isa() : d->isa, d->dtype);
+    c->inner = d->ndim - 1;
     for (int j = 0; j < d->nin; j++) {
-        ep_inc_t s = c.inner >= 0 ? d->stride[j][c.inner] : 0;
-        if (s != 0) { c.ms[c.nm] = s; c.mv[c.nm++] = j; }
-        else c.fx[c.nf++] = j;
+        ep_inc_t s = c->inner >= 0 ? d->stride[j][c->inner] : 0;
+        if (s != 0) { c->ms[c->nm] = s; c->mv[c->nm++] = j; }
+        else c->fx[c->nf++] = j;
     }
-    c.so = c.inner >= 0 ? d->stride[d->nin][c.inner] : 0;
-    c.row_n = c.inner >= 0 ? d->extent[c.inner] : 1;
-
-    char *base[EP_NEST_MAXIN + 1];
-    for (int j = 0; j < d->nin; j++) base[j] = (char *)d->in[j];
-    base[d->nin] = (char *)d->out;
-
-    int nt = ep_nest_threads(d);
-    c.split = nt > 1 ? d->split : -1;
-    if (d->short_loop && d->ndim >= 2 && d->tile <= 0 && c.split < c.inner - 1 &&
-        d->extent[c.inner - 1] <= EP_NEST_SHORT &&
-        ((d->stride[d->nin][c.inner - 1] == 0) != (c.so == 0))) {
-        c.shortk = 1;
+    c->so = c->inner >= 0 ? d->stride[d->nin][c->inner] : 0;
+    c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
+    c->split = nt > 1 ? d->split : -1;
+    if (d->short_loop && d->ndim >= 2 && d->tile <= 0 && c->split < c->inner - 1 &&
+        d->extent[c->inner - 1] <= EP_NEST_SHORT &&
+        ((d->stride[d->nin][c->inner - 1] == 0) != (c->so == 0))) {
+        c->shortk = 1;
     }
-    ep_dim_t sbuf_n = 0;
-    if (c.shortk) {
+    *sbuf_n = 0;
+    if (c->shortk) {
         ep_inc_t rs[EP_NEST_MAXIN], rl[EP_NEST_MAXIN];
         for (int j = 0; j < d->nin; j++) {
-            rs[j] = d->stride[j][c.inner - 1];
-            rl[j] = d->stride[j][c.inner];
+            rs[j] = d->stride[j][c->inner - 1];
+            rl[j] = d->stride[j][c->inner];
         }
-        sbuf_n = c.rows->short_buffer(d->nin, rs, rl, (int)d->extent[c.inner - 1],
-                                      d->extent[c.inner]);
+        *sbuf_n = c->rows->short_buffer(d->nin, rs, rl, (int)d->extent[c->inner - 1],
+                                        d->extent[c->inner]) + 1;
     }
-    if (nt <= 1) {
-        if (c.shortk) c.sbuf = malloc((size_t)(sbuf_n + 1) * c.es);
-        ep_blocks(&c, base, 1, 0, 0);
-        free(c.sbuf);
-        return EP_OK;
-    }
+}
+
+// nt threads share the split loop; a full reduction sums into a private
+// partial each, combined in thread order (the same result for the same
+// thread count).  sbuf: nt copy buffers of sbuf_n elements, or NULL.
+static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
+                             char *sbuf, ep_dim_t sbuf_n)
+{
+    const ep_nest_desc_t *d = c->d;
     int reduce_all = 1;
     for (int x = 0; x < d->ndim; x++) reduce_all &= d->stride[d->nin][x] == 0;
     double part[EP_NEST_MAXTHREADS][2];
@@ -490,10 +485,9 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
         int tid, ntr;
         ep_team(&tid, &ntr);
         ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
-        ep_nest_ctx_t mine = c;
-        if (c.shortk) mine.sbuf = malloc((size_t)(sbuf_n + 1) * c.es);
+        ep_nest_ctx_t mine = *c;
+        mine.sbuf = sbuf ? sbuf + (size_t)tid * sbuf_n * c->es : NULL;
         if (reduce_all) {
-            // a private partial sum each, combined below in thread order
             char *own[EP_NEST_MAXIN + 1];
             memcpy(own, base, sizeof own);
             own[d->nin] = (char *)part[tid];
@@ -501,20 +495,48 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
         } else if (lo < hi) {
             ep_blocks(&mine, base, 1, lo, hi);
         }
-        free(mine.sbuf);
     }
-    if (reduce_all) {
-        ep_val_t r = ep_load(c.dt, (const char *)part[0]);
-        for (int t = 1; t < nt; t++) {
-            ep_val_t v = ep_load(c.dt, (const char *)part[t]);
-            if (c.dt == EP_NEST_F32 || c.dt == EP_NEST_C64) {
-                r.re = (float)((float)r.re + (float)v.re);
-                r.im = (float)((float)r.im + (float)v.im);
-            } else {
-                r.re += v.re; r.im += v.im;
-            }
+    if (!reduce_all) return;
+    ep_val_t r = ep_load(c->dt, (const char *)part[0]);
+    for (int t = 1; t < nt; t++) {
+        ep_val_t v = ep_load(c->dt, (const char *)part[t]);
+        if (c->dt == EP_NEST_F32 || c->dt == EP_NEST_C64) {
+            r.re = (float)((float)r.re + (float)v.re);
+            r.im = (float)((float)r.im + (float)v.im);
+        } else {
+            r.re += v.re; r.im += v.im;
         }
-        ep_store(c.dt, (char *)d->out, r, 0);
     }
+    ep_store(c->dt, (char *)d->out, r, 0);
+}
+
+ep_status_t ep_nest(const ep_nest_desc_t *d)
+{
+    if (d->nin < 1 || d->nin > EP_NEST_MAXIN || d->ndim < 0 || d->ndim > EP_MAXDIM ||
+        (unsigned)d->dtype > EP_NEST_C128)
+        return EP_ERR_INVALID;
+    for (int x = 0; x < d->ndim; x++)
+        if (d->extent[x] <= 0) return d->extent[x] == 0 ? EP_OK : EP_ERR_INVALID;
+    int nt = ep_nest_threads(d);
+    ep_nest_ctx_t c;
+    ep_dim_t sbuf_n;
+    ep_nest_context(d, nt, &c, &sbuf_n);
+    char *base[EP_NEST_MAXIN + 1];
+    for (int j = 0; j < d->nin; j++) base[j] = (char *)d->in[j];
+    base[d->nin] = (char *)d->out;
+    // the small-edge kernel's copies: one buffer per thread, allocated
+    // before any thread starts so a failure is reported, not dereferenced
+    char *sbuf = NULL;
+    if (c.shortk) {
+        sbuf = malloc((size_t)nt * (size_t)sbuf_n * (size_t)c.es);
+        if (!sbuf) return EP_ERR_NOMEM;
+    }
+    if (nt <= 1) {
+        c.sbuf = sbuf;
+        ep_blocks(&c, base, 1, 0, 0);
+    } else {
+        ep_nest_threaded(&c, base, nt, sbuf, sbuf_n);
+    }
+    free(sbuf);
     return EP_OK;
 }

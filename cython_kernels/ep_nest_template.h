@@ -355,7 +355,9 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 // o[r*so] = (first and r's first visit ? 0 : o[r*so]) + row r's sum times
 // its scale (the nf inputs constant along the row).  One call per R rows:
 // short rows ('...ij,j->...i' with j = 7, an outer product's rows of 3)
-// pay no per-row dispatch.
+// pay no per-row dispatch.  Four cases in one function (108 lines): the
+// choice between them is made once per call of R rows, which is the point
+// of the function; each case is a short loop of its own below.
 NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
                         int nf, const T *const *f, const ep_inc_t *fs)
