@@ -19,6 +19,28 @@
 // (any strides, no buffers, still no per-row set-up).
 #define NS_MAXIN 2   // moving inputs of the SIMD paths
 
+// prod_j in_j[s, l] of the generic path (vi = 0 for real dtypes).  The
+// first factor is taken as it is: 1 * inf would give nan parts.
+static inline __attribute__((always_inline)) void NT(short_prod)(
+    int nin, const T *const *p, const ep_inc_t *rs, const ep_inc_t *rl, int s,
+    ep_dim_t l, T *re, T *im)
+{
+    const int E = 1 + CPX;
+    T vr = 1, vi = 0;
+    for (int j = 0; j < nin; j++) {
+        const T *q = p[j] + E * (s * rs[j] + l * rl[j]);
+#if CPX
+        T t = j == 0 ? q[0] : vr * q[0] - vi * q[1];
+        vi = j == 0 ? q[1] : vr * q[1] + vi * q[0];
+        vr = t;
+#else
+        vr = j == 0 ? q[0] : vr * q[0];
+#endif
+    }
+    *re = vr;
+    *im = vi;
+}
+
 // the generic path: one row, any strides, any inputs.  p[j] at the row's
 // start; fr: the row's output elements are visited for the first time.
 NT_FN void NT(short_row_any)(int nin, const T *const *p, const ep_inc_t *rs,
@@ -30,18 +52,8 @@ NT_FN void NT(short_row_any)(int nin, const T *const *p, const ep_inc_t *rs,
         for (ep_dim_t l = 0; l < n; l++) {
             T ar = 0, ai = 0;
             for (int s = 0; s < S; s++) {
-                T vr = 1, vi = 0;
-                for (int j = 0; j < nin; j++) {
-                    const T *q = p[j] + E * (s * rs[j] + l * rl[j]);
-#if CPX
-                    // the first factor as it is (1 * inf would give nan parts)
-                    T t = j == 0 ? q[0] : vr * q[0] - vi * q[1];
-                    vi = j == 0 ? q[1] : vr * q[1] + vi * q[0];
-                    vr = t;
-#else
-                    vr = j == 0 ? q[0] : vr * q[0];
-#endif
-                }
+                T vr, vi;
+                NT(short_prod)(nin, p, rs, rl, s, l, &vr, &vi);
                 ar += vr; ai += vi;
             }
             T *d = o + E * l * ol;
@@ -56,17 +68,8 @@ NT_FN void NT(short_row_any)(int nin, const T *const *p, const ep_inc_t *rs,
     for (int s = 0; s < S; s++) {
         T ar0 = 0, ai0 = 0, ar1 = 0, ai1 = 0;
         for (ep_dim_t l = 0; l < n; l++) {
-            T vr = 1, vi = 0;
-            for (int j = 0; j < nin; j++) {
-                const T *q = p[j] + E * (s * rs[j] + l * rl[j]);
-#if CPX
-                T t = j == 0 ? q[0] : vr * q[0] - vi * q[1];
-                vi = j == 0 ? q[1] : vr * q[1] + vi * q[0];
-                vr = t;
-#else
-                vr = j == 0 ? q[0] : vr * q[0];
-#endif
-            }
+            T vr, vi;
+            NT(short_prod)(nin, p, rs, rl, s, l, &vr, &vi);
             if (l & 1) { ar1 += vr; ai1 += vi; } else { ar0 += vr; ai0 += vi; }
         }
         T *d = o + E * s * os;
@@ -230,15 +233,7 @@ NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                       ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
                       int first)
 {
-#if VL == 2
-    const NT(ivec) sw = {1, 0};
-#elif VL == 4
-    const NT(ivec) sw = {1, 0, 3, 2};
-#elif VL == 8
-    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6};
-#else
-    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
-#endif
+    const NT(ivec) sw = NT_PAIR_SWAP;
     NT(vec) alt = {0};
     for (int v = 0; v < VL; v++) alt[v] = v & 1 ? 1 : -1;
     const ep_dim_t H = VL / 2;          // complex elements per vector

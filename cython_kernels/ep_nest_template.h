@@ -207,6 +207,17 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 
 #else  // interleaved complex: element i is (q[2i], q[2i+1])
 
+// lane indices that swap each (real, imaginary) pair of a vector
+#if VL == 2
+#define NT_PAIR_SWAP {1, 0}
+#elif VL == 4
+#define NT_PAIR_SWAP {1, 0, 3, 2}
+#elif VL == 8
+#define NT_PAIR_SWAP {1, 0, 3, 2, 5, 4, 7, 6}
+#else
+#define NT_PAIR_SWAP {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
+#endif
+
 // sum_{i<n} prod_j q[j][i] over contiguous rows of one or two inputs, n <= NB
 NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im)
 {
@@ -214,15 +225,7 @@ NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im)
     NT(vec) a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
     ep_dim_t i = 0, n2 = 2 * n;
     const T *x = q[0], *y = nm > 1 ? q[1] : q[0];
-#if VL == 2
-    const NT(ivec) sw = {1, 0};
-#elif VL == 4
-    const NT(ivec) sw = {1, 0, 3, 2};
-#elif VL == 8
-    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6};
-#else
-    const NT(ivec) sw = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
-#endif
+    const NT(ivec) sw = NT_PAIR_SWAP;
     if (nm == 1) {
         for (; i + 2 * VL <= n2; i += 2 * VL) { a0 += NT_LD(x + i); a1 += NT_LD(x + i + VL); }
     } else {
@@ -522,6 +525,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #include "ep_nest_short_template.h"
 
 #undef NT_FN
+#undef NT_PAIR_SWAP
 #undef NT_VB
 #undef NT_LD
 #undef NT_ST
