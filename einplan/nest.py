@@ -19,6 +19,7 @@ import itertools
 import math
 
 from . import _native
+from .model import VECTOR_BITS
 from .plan import KernelKind, NestLoop, NestStep
 
 LINE = 64                # bytes per cache line
@@ -191,7 +192,6 @@ SHORT_COPY = 4 << 20    # bytes of a strided input the small-edge kernel may cop
 SHORT_ROW_START = 8     # element-equivalents of starting one of its rows (a call, S factors)
 SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
-VECTOR_BYTES = 32       # one SIMD vector (AVX2) for the kernels' lane counts
 
 
 def _short_edge(loops, itemsize, nin, dtype_complex=False):
@@ -214,7 +214,8 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     wins."""
     if nin != 2 or len(loops) < 2:
         return None
-    lanes = max(1, VECTOR_BYTES // itemsize)
+    # the kernel set's vector width, for the lane counts of its cost
+    lanes = max(1, VECTOR_BITS.get(_native.isa(), 128) // 8 // itemsize)
     total = math.prod(lp.extent for lp in loops)
     best = None
     for si, S in enumerate(loops):
