@@ -15,6 +15,7 @@ reused across a tile.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -24,13 +25,23 @@ from .plan import KernelKind, NestLoop, NestStep
 
 LINE = 64                # bytes per cache line
 ROW_OVERHEAD = 200.0    # bytes-equivalent cost of starting a row (a call, a scale)
-TILE_BYTES = 384 * 1024  # a tile of every operand fits in L2 together
 THREAD_WORK = 1 << 20    # element-operand visits worth one more thread (~1 ms)
-L2_RESIDENT = 256 * 1024  # an operand this small stays in cache however it is walked
 L3_SHARE = 8 << 20       # what one core may count on keeping in the shared L3
 L3_REREAD = 0.25         # cost of re-reading from L3, relative to memory
 MIN_GEMM_EDGE = 4        # m, n, k all at least this for the packed engine
 MAXIN = 8                # inputs of one nest (ep_nest.h)
+
+
+@functools.lru_cache(maxsize=None)
+def l2_resident() -> int:
+    """Bytes that stay in this core's L2 however they are walked, while
+    other data streams past: three quarters of the L2 the CPU reports."""
+    return _native.kernel_config()["caches"]["l2"] * 3 // 4
+
+
+def tile_bytes() -> int:
+    """Bytes a tile of every operand may take together (they share L2)."""
+    return l2_resident()
 
 _DTYPE_CODE = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}
 
@@ -78,7 +89,7 @@ def traffic(loops, itemsize):
         sparse.append(abs(s) * itemsize >= LINE)
     for extent, st in reversed(loops[:-1]):
         inside = sum(foot)
-        fits = inside <= L2_RESIDENT
+        fits = inside <= l2_resident()
         # a re-read from L3 costs a fraction of one from memory
         reread = 1.0 if inside > L3_SHARE else L3_REREAD
         for j, s in enumerate(st):
@@ -114,7 +125,7 @@ def order_loops(table, itemsize):
         return labels
     nops = len(next(iter(table.values()))[1])
     resident = [math.prod(table[c][0] for c in table if table[c][1][j] != 0) * itemsize
-                <= L2_RESIDENT for j in range(nops)]
+                <= l2_resident() for j in range(nops)]
     row = min(reversed(labels),
               key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident))
     labels.remove(row)
@@ -128,6 +139,27 @@ def order_loops(table, itemsize):
         if best_cost < ORDER_GAIN * base:
             labels = best
     return labels + [row]
+
+
+def coalesce(table):
+    """``table`` with every pair of loops that all operands walk as one loop
+    merged, in whatever order the subscripts name them: outer p and inner q
+    where each operand's stride along p is extent(q) times its stride along
+    q.  Ordering first and merging neighbours after misses pairs the order
+    separates ('abcd->cbd' read and written in the same memory order is one
+    contiguous run, whichever loop the order puts innermost)."""
+    table = dict(table)
+    merged = True
+    while merged:
+        merged = False
+        for p, q in itertools.permutations(table, 2):
+            (ep, sp), (eq, sq) = table[p], table[q]
+            if all(a == eq * b for a, b in zip(sp, sq)):
+                del table[p], table[q]
+                table[p + q] = (ep * eq, sq)
+                merged = True
+                break
+    return table
 
 
 def merge_loops(loops):
@@ -155,7 +187,7 @@ def _tile_edge(loops, itemsize):
                   for so, si in zip(outer.strides, row.strides))
     if not crossed:
         return 0
-    edge = int(math.sqrt(TILE_BYTES / (len(row.strides) * itemsize)))
+    edge = int(math.sqrt(tile_bytes() / (len(row.strides) * itemsize)))
     edge = max(8, 1 << (edge.bit_length() - 1))
     if min(outer.extent, row.extent) <= edge:
         return 0
@@ -299,8 +331,8 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         labels += [c for c in lab if c not in labels and sizes[c] != 1]
     labels += [c for c in out_strides if c not in labels and sizes[c] != 1]
     own = [dict(zip(lab, st)) for _, lab, st in ins]
-    table = {c: (sizes[c], tuple(o.get(c, 0) for o in own) + (out_strides.get(c, 0),))
-             for c in labels}
+    table = coalesce({c: (sizes[c], tuple(o.get(c, 0) for o in own) + (out_strides.get(c, 0),))
+                      for c in labels})
     loops = [NestLoop(c, table[c][0], table[c][1]) for c in order_loops(table, itemsize)]
     loops = merge_loops(loops)
     edge = _short_edge(loops, itemsize, len(ins), str(dtype).startswith("complex"))

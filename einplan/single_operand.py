@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .nest import L2_RESIDENT, nest_dtype_ok, nest_step
+from .nest import l2_resident, nest_dtype_ok, nest_step
 from .orient import numpy_k_order
 from .plan import OUT, Buffer, KernelKind, Plan, ReduceStep
 from .roles import diagonal_view
@@ -62,7 +62,7 @@ def single_operand_plan(spec, info, dtype, options, out_info, shape) -> Plan:
     # i = 1) runs as a nest too: its compiled runner costs less than a numpy
     # copy step.  A copy into out= stays on ep_copy's tiles and threads.
     small_copy = (not summed and not as_view and out_info is None
-                  and math.prod(info.shape) * info.dtype.itemsize <= L2_RESIDENT)
+                  and math.prod(info.shape) * info.dtype.itemsize <= l2_resident())
     if ((summed or small_copy) and info.dtype == dtype and nest_dtype_ok(dtype)
             and 0 not in info.shape):
         # a sum over axes (a trace, 'ijk->j'): one nest over the diagonal view

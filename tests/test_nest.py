@@ -200,6 +200,22 @@ def test_loop_order_keeps_a_large_output_out_of_summed_loops():
                                np.einsum("bij,bjk->bik", A, B), rtol=1e-5)
 
 
+def test_loops_walked_as_one_are_merged_whatever_their_order():
+    """'abcd->cbd' with the output allocated in the input's memory order: b,
+    c and d are one contiguous run of both, though the subscripts and the
+    row choice (c has the longer extent) separate them; and 'a,cd->cad'
+    with an F-ordered operand, where d then c is one run."""
+    A = np.ones((15, 22, 33, 3))
+    (step,) = _plan_for("abcd->cbd", A).steps
+    assert [lp.labels for lp in step.loops] == ["a", "bcd"]
+    assert step.loops[-1].strides == (1, 1) and step.row == "prod/contig"
+    np.testing.assert_allclose(einplan.einsum("abcd->cbd", A), np.einsum("abcd->cbd", A))
+    x, Y = np.arange(2.0), np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    (step,) = _plan_for("a,cd->cad", x, Y).steps
+    assert [lp.labels for lp in step.loops] == ["a", "dc"]
+    np.testing.assert_array_equal(einplan.einsum("a,cd->cad", x, Y), np.einsum("a,cd->cad", x, Y))
+
+
 def _plan_for(subscripts, *ops):
     from einplan.operands import describe_operands
     from einplan.planner import make_plan
