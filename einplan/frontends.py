@@ -23,6 +23,7 @@ matmul/outer, dot's strict ``out`` check, tensordot's 0-d array result.
 """
 from __future__ import annotations
 
+import cmath
 import operator
 
 import numpy as np
@@ -226,7 +227,7 @@ def vdot_spec(a, b) -> tuple[str, tuple]:
     a, b = np.asanyarray(a).ravel(), np.asanyarray(b).ravel()
     if a.size != b.size:
         raise ValueError(f"vdot: vectors have different lengths ({a.size} != {b.size})")
-    if np.iscomplexobj(a):
+    if a.dtype.kind == "c":
         a = np.conjugate(a)
     return "i,i->", (a, b)
 
@@ -242,7 +243,14 @@ def as_blas_result(res, blas: bool = True):
     inf+nanj).  Finite elements are untouched (no pass over them but the
     isfinite test).
     """
-    if not blas or not np.iscomplexobj(res):
+    if not blas:
+        return res
+    if isinstance(res, np.complexfloating):
+        # a scalar (vdot, a dot of vectors): cmath's test costs 50 ns, the
+        # array path below 8 us
+        if cmath.isfinite(res):
+            return res
+    elif getattr(getattr(res, "dtype", None), "kind", None) != "c":
         return res
     arr = np.asarray(res)
     bad = ~np.isfinite(arr)
