@@ -404,18 +404,51 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     }
     ep_dim_t r = 0;
 #if !CPX
-    if (nm == 2 && n <= NB && (n < 4 * VL || !contig)) {
-        // short or strided dots four rows at a time: four independent chains
-        ep_inc_t sx = s[0], sy = s[1];
+    // Four rows at a time, one accumulator each: four independent chains
+    // and none of a row's set-up ('ab->a' with b = 84 runs at the cache's
+    // speed, not a call and a horizontal sum per row).  Contiguous rows of
+    // one or two inputs up to 64 vectors (a lane then sums no more elements
+    // than blk_contig's), or short or strided dots.
+    int vec4 = contig && nm >= 1 && nm <= 2 && n >= VL && n <= 64 * VL;
+    if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))) {
+        ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
         for (; r + 4 <= R; r += 4) {
-            const T *x = p[0] + r * rs[0], *y = p[1] + r * rs[1];
-            ep_inc_t ax = rs[0], ay = rs[1];
+            const T *x = p[0] + r * rs[0], *y = nm > 1 ? p[1] + r * rs[1] : x;
+            ep_inc_t ax = rs[0], ay = nm > 1 ? rs[1] : rs[0];
             T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-            for (ep_dim_t i = 0; i < n; i++) {
-                a0 += x[i * sx] * y[i * sy];
-                a1 += x[i * sx + ax] * y[i * sy + ay];
-                a2 += x[i * sx + 2 * ax] * y[i * sy + 2 * ay];
-                a3 += x[i * sx + 3 * ax] * y[i * sy + 3 * ay];
+            if (vec4) {
+                NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
+                ep_dim_t i = 0;
+                if (nm == 1) {
+                    for (; i + VL <= n; i += VL) {
+                        v0 += NT_LD(x + i); v1 += NT_LD(x + i + ax);
+                        v2 += NT_LD(x + i + 2 * ax); v3 += NT_LD(x + i + 3 * ax);
+                    }
+                    for (; i < n; i++) {
+                        a0 += x[i]; a1 += x[i + ax]; a2 += x[i + 2 * ax]; a3 += x[i + 3 * ax];
+                    }
+                } else {
+                    for (; i + VL <= n; i += VL) {
+                        v0 += NT_LD(x + i) * NT_LD(y + i);
+                        v1 += NT_LD(x + i + ax) * NT_LD(y + i + ay);
+                        v2 += NT_LD(x + i + 2 * ax) * NT_LD(y + i + 2 * ay);
+                        v3 += NT_LD(x + i + 3 * ax) * NT_LD(y + i + 3 * ay);
+                    }
+                    for (; i < n; i++) {
+                        a0 += x[i] * y[i]; a1 += x[i + ax] * y[i + ay];
+                        a2 += x[i + 2 * ax] * y[i + 2 * ay];
+                        a3 += x[i + 3 * ax] * y[i + 3 * ay];
+                    }
+                }
+                a0 += NT(hsum)(v0, 1, 0); a1 += NT(hsum)(v1, 1, 0);
+                a2 += NT(hsum)(v2, 1, 0); a3 += NT(hsum)(v3, 1, 0);
+            } else {
+                for (ep_dim_t i = 0; i < n; i++) {
+                    a0 += x[i * sx] * y[i * sy];
+                    a1 += x[i * sx + ax] * y[i * sy + ay];
+                    a2 += x[i * sx + 2 * ax] * y[i * sy + 2 * ay];
+                    a3 += x[i * sx + 3 * ax] * y[i * sy + 3 * ay];
+                }
             }
             T a[4] = {a0, a1, a2, a3};
             for (int t = 0; t < 4 && nf; t++) {

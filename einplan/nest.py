@@ -24,7 +24,9 @@ from .model import VECTOR_BITS
 from .plan import KernelKind, NestLoop, NestStep
 
 LINE = 64                # bytes per cache line
-ROW_OVERHEAD = 200.0    # bytes-equivalent cost of starting a row (a call, a scale)
+ROW_OVERHEAD = 64.0     # bytes-equivalent cost of starting a row (~4 ns in the rows kernels)
+PAGE = 4096              # bytes per page
+TLB_PAGES = 64           # pages the first-level data TLB holds
 THREAD_WORK = 1 << 20    # element-operand visits worth one more thread (~1 ms)
 L3_SHARE = 8 << 20       # what one core may count on keeping in the shared L3
 L3_REREAD = 0.25         # cost of re-reading from L3, relative to memory
@@ -59,11 +61,14 @@ def choose_engine(m: int, n: int, k: int) -> str:
 def _line_cost(strides, itemsize, extent, resident=()):
     """Cost of a loop as the row: cache-line bytes each operand touches per
     element (the output's write counts twice; an operand that stays in L2
-    costs a quarter), plus the row's start-up."""
+    costs a quarter, whatever its stride, unless the row steps to a new page at every element
+    across more pages than the first-level TLB holds: then each element
+    waits for a TLB walk and an L2 line), plus the row's start-up."""
     cost = 0.0
     for j, s in enumerate(strides):
         w = min(abs(s) * itemsize, LINE)
-        if abs(s) > 1 and j < len(resident) and resident[j]:
+        paged = abs(s) * itemsize >= PAGE and extent > TLB_PAGES
+        if j < len(resident) and resident[j] and not paged:
             w *= 0.25
         cost += 2 * w if j == len(strides) - 1 else w
     return cost + ROW_OVERHEAD / extent
@@ -109,6 +114,16 @@ def traffic(loops, itemsize):
 
 MAX_ORDERS = 720    # outer-loop orders the traffic model compares (6 loops)
 ORDER_GAIN = 0.7    # a reordering must cut the modelled traffic to this much
+ROWS_CALL = 256.0   # bytes-equivalent of one call of the rows kernel (tens of ns)
+
+
+def _order_cost(loops, itemsize):
+    """``traffic`` plus the rows kernel's calls: it runs the two innermost
+    loops per call, so every loop outside them multiplies its calls
+    ('abcd->c' (2748, 19, 2, 16): 52212 calls of 2 rows each with the
+    summed ab around c, 2 calls of 52212 rows with c outside)."""
+    calls = math.prod(e for e, _ in loops[:-2])
+    return traffic(loops, itemsize) + ROWS_CALL * calls
 
 
 def order_loops(table, itemsize):
@@ -130,10 +145,10 @@ def order_loops(table, itemsize):
               key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident))
     labels.remove(row)
     if 2 <= len(labels) and math.factorial(len(labels)) <= MAX_ORDERS:
-        base = traffic([table[c] for c in labels + [row]], itemsize)
+        base = _order_cost([table[c] for c in labels + [row]], itemsize)
         best, best_cost = labels, base
         for perm in itertools.permutations(labels):
-            cost = traffic([table[c] for c in perm + (row,)], itemsize)
+            cost = _order_cost([table[c] for c in perm + (row,)], itemsize)
             if cost < best_cost:
                 best, best_cost = list(perm), cost
         if best_cost < ORDER_GAIN * base:
@@ -194,7 +209,9 @@ def _tile_edge(loops, itemsize):
     return edge
 
 
-ROW_BLOCKS = (512, 2048, 8192)   # row blocks (elements) the traffic model tries
+ROW_BLOCKS = (2048, 8192)   # row blocks (elements) the traffic model tries; shorter
+                            # blocks of many rows cut each operand into more streams
+                            # than the prefetcher follows ('ab->a' F, 512: half speed)
 
 
 def _row_block(loops, itemsize):
@@ -213,7 +230,10 @@ def _row_block(loops, itemsize):
             break
         blocks = ((row.extent + bs - 1) // bs, tuple(s * bs for s in row.strides))
         cost = traffic([blocks] + plain[:-1] + [(bs, row.strides)], itemsize)
-        if cost < best_cost:
+        # of blocks that move the same bytes, the longest: each operand's
+        # block is then a run of pages the prefetcher follows, not one of
+        # many 2 KB fragments
+        if cost < best_cost or (best and cost <= best_cost):
             best, best_cost = bs, cost
     return best
 

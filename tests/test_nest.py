@@ -109,6 +109,31 @@ def test_rows_and_tiles(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_of_contiguous_sums(isa, dtype, one_thread):
+    """Contiguous summed rows of one or two inputs, four rows at a time
+    ('ab->a', 'ab,ab->a' with b from one vector to 64 and past): every
+    row count around the groups of four, a row length with and without a
+    scalar tail, the rows summed into one element, and a scale."""
+    rng = np.random.default_rng(12)
+    for n in (4, 8, 9, 37, 84, 256, 512, 513, 1030):
+        for R in (1, 4, 6, 9):
+            A, B = _rand(rng, (R, n), dtype), _rand(rng, (R, n), dtype)
+            u = _rand(rng, R, dtype)
+            o = np.full(R, np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(R, n, 1), (n, 1, 0)])((A,), o, isa=isa)
+            _close(o, A.sum(1), dtype, n)
+            _native.prepare_nest(dtype, 2, [(R, n, n, 1), (n, 1, 1, 0)])((A, B), o, isa=isa)
+            _close(o, (A * B).sum(1), dtype, n)
+            _native.prepare_nest(dtype, 3, [(R, n, n, 1, 1), (n, 1, 1, 0, 0)])(
+                (A, B, u), o, isa=isa)
+            _close(o, (A * B).sum(1) * u, dtype, n)
+            s = np.full((), np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(R, n, 0), (n, 1, 0)])((A,), s, isa=isa)
+            _close(s, A.sum(), dtype, n * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_with_scales(isa, dtype, one_thread):
     """The loop around the row in one call when inputs are constant along the
     row (each row's scale made in the kernel): an axpy row ('ij,jk->ik' with
@@ -214,6 +239,25 @@ def test_loops_walked_as_one_are_merged_whatever_their_order():
     (step,) = _plan_for("a,cd->cad", x, Y).steps
     assert [lp.labels for lp in step.loops] == ["a", "dc"]
     np.testing.assert_array_equal(einplan.einsum("a,cd->cad", x, Y), np.einsum("a,cd->cad", x, Y))
+
+
+def test_loop_order_counts_calls_of_the_rows_kernel():
+    """'abcd->c' (2748, 19, 2, 16): with the summed ab around c, the rows
+    kernel runs 52212 calls of 2 rows; with c outside, 2 calls of 52212."""
+    A = np.ones((2748, 19, 2, 16), np.float32)
+    (step,) = _plan_for("abcd->c", A).steps
+    assert [lp.labels for lp in step.loops] == ["c", "ab", "d"]
+    np.testing.assert_allclose(einplan.einsum("abcd->c", A), np.einsum("abcd->c", A))
+
+
+def test_a_row_crossing_a_page_per_element_is_not_priced_as_cached():
+    """'iij->j' (1217, 1217, 8): the diagonal fits in L2, but a row along i
+    steps 38 KB, a new page per element, more pages than the TLB holds;
+    the row is j, contiguous."""
+    A = np.ones((1217, 1217, 8), np.float32)
+    (step,) = _plan_for("iij->j", A).steps
+    assert step.loops[-1].labels == "j"
+    np.testing.assert_allclose(einplan.einsum("iij->j", A), np.einsum("iij->j", A))
 
 
 def _plan_for(subscripts, *ops):
