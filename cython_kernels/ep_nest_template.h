@@ -408,9 +408,10 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // and none of a row's set-up ('ab->a' with b = 84 runs at the cache's
     // speed, not a call and a horizontal sum per row).  Contiguous rows of
     // one or two inputs up to 64 vectors (a lane then sums no more elements
-    // than blk_contig's), or short or strided dots.
+    // than blk_contig's), or short or strided sums and dots.
     int vec4 = contig && nm >= 1 && nm <= 2 && n >= VL && n <= 64 * VL;
-    if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))) {
+    if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
+        || (nm == 1 && n <= 256 && !contig)) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
         for (; r + 4 <= R; r += 4) {
             const T *x = p[0] + r * rs[0], *y = nm > 1 ? p[1] + r * rs[1] : x;
@@ -442,6 +443,11 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 }
                 a0 += NT(hsum)(v0, 1, 0); a1 += NT(hsum)(v1, 1, 0);
                 a2 += NT(hsum)(v2, 1, 0); a3 += NT(hsum)(v3, 1, 0);
+            } else if (nm == 1) {
+                for (ep_dim_t i = 0; i < n; i++) {
+                    a0 += x[i * sx]; a1 += x[i * sx + ax];
+                    a2 += x[i * sx + 2 * ax]; a3 += x[i * sx + 3 * ax];
+                }
             } else {
                 for (ep_dim_t i = 0; i < n; i++) {
                     a0 += x[i * sx] * y[i * sy];

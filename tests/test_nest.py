@@ -109,11 +109,11 @@ def test_rows_and_tiles(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_rows_of_contiguous_sums(isa, dtype, one_thread):
-    """Contiguous summed rows of one or two inputs, four rows at a time
-    ('ab->a', 'ab,ab->a' with b from one vector to 64 and past): every
-    row count around the groups of four, a row length with and without a
-    scalar tail, the rows summed into one element, and a scale."""
+def test_rows_of_sums(isa, dtype, one_thread):
+    """Summed rows of one or two inputs, four rows at a time ('ab->a',
+    'ab,ab->a' with b from one vector to 64 and past; strided 'bii->b'):
+    every row count around the groups of four, a row length with and
+    without a scalar tail, the rows summed into one element, and a scale."""
     rng = np.random.default_rng(12)
     for n in (4, 8, 9, 37, 84, 256, 512, 513, 1030):
         for R in (1, 4, 6, 9):
@@ -130,6 +130,10 @@ def test_rows_of_contiguous_sums(isa, dtype, one_thread):
             s = np.full((), np.nan, dtype)
             _native.prepare_nest(dtype, 1, [(R, n, 0), (n, 1, 0)])((A,), s, isa=isa)
             _close(s, A.sum(), dtype, n * R)
+            # strided rows ('bii->b'): the scalar four-row path
+            W = _rand(rng, (R, 2 * n), dtype)
+            _native.prepare_nest(dtype, 1, [(R, 2 * n, 1), (n, 2, 0)])((W,), o, isa=isa)
+            _close(o, W[:, ::2].sum(1), dtype, n)
 
 
 @pytest.mark.parametrize("isa", ISAS)
