@@ -512,6 +512,32 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     }
 }
 
+#if !CPX
+// A contiguous (R, n) block summed over its rows into o[0..n) ('ab->b' with
+// b = 6): one stream of R*n elements, element e adding to output e mod n.
+// In vectors of lcm(n, VL) elements each lane stays on one output, so the
+// stream runs at full vector width however short the rows are.  n <= 16.
+NT_FN void NT(rows_period)(const T *x, ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    ep_dim_t P = n;
+    while (P % VL) P += n;
+    int nv = (int)(P / VL);
+    NT(vec) acc[16];
+    for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
+    ep_dim_t tot = R * n, i = 0;
+    for (; i + P <= tot; i += P)
+        for (int k = 0; k < nv; k++) acc[k] += NT_LD(x + i + k * VL);
+    T part[16] = {0};
+    for (int k = 0; k < nv; k++) {
+        T t[VL];
+        NT_ST(t, acc[k]);
+        for (int l = 0; l < VL; l++) part[(k * VL + l) % n] += t[l];
+    }
+    for (; i < tot; i++) part[i % n] += x[i];
+    for (ep_dim_t j = 0; j < n; j++) o[j] = first ? part[j] : o[j] + part[j];
+}
+#endif
+
 // R elementwise rows: row r, times its scale, into o + r*sor (inputs rs[j]
 // apart)
 NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
@@ -520,6 +546,13 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 {
     const T *q[EP_NEST_MAXIN];
     T sc[2] = {1, 0};
+#if !CPX
+    if (nm == 1 && nf == 0 && sor == 0 && so == 1 && s[0] == 1 && rs[0] == (ep_inc_t)n
+        && n <= 16 && R >= 16) {
+        NT(rows_period)(p[0], n, R, o, first);
+        return;
+    }
+#endif
     if (n <= 8 && nm <= 2) {
         // short rows (an axpy of 2-8 elements, 'ij,jk->ik' with k = 4):
         // a plain loop per row, none of row_prod's set-up

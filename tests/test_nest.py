@@ -138,6 +138,25 @@ def test_rows_of_sums(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_short_rows_summed_over_a_contiguous_block(isa, dtype, one_thread):
+    """'ab->b' with b of 1 to 16 and a long: the (R, n) block is one stream
+    whose element e adds to output e mod n (vectors of lcm(n, lanes)); the
+    tail past the last whole period, and a second visit adding to the first
+    (an outer summed loop)."""
+    rng = np.random.default_rng(13)
+    for n in range(1, 17):
+        for R in (16, 17, 101):
+            A = _rand(rng, (2, R, n), dtype)
+            o = np.full(n, np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(R, n, 0), (n, 1, 1)])((A[0],), o, isa=isa)
+            _close(o, A[0].sum(0), dtype, R)
+            _native.prepare_nest(dtype, 1, [(2, R * n, 0), (R, n, 0), (n, 1, 1)])(
+                (A,), o, isa=isa)
+            _close(o, A.sum((0, 1)), dtype, 2 * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_with_scales(isa, dtype, one_thread):
     """The loop around the row in one call when inputs are constant along the
     row (each row's scale made in the kernel): an axpy row ('ij,jk->ik' with
