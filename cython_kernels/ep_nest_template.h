@@ -411,7 +411,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // than blk_contig's), or short or strided sums and dots.
     int vec4 = contig && nm >= 1 && nm <= 2 && n >= VL && n <= 64 * VL;
     if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
-        || (nm == 1 && n <= 256 && !contig)) {
+        || (nm == 1 && n <= 256 && (!contig || n < VL))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
         for (; r + 4 <= R; r += 4) {
             const T *x = p[0] + r * rs[0], *y = nm > 1 ? p[1] + r * rs[1] : x;
