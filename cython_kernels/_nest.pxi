@@ -16,6 +16,7 @@ cdef extern from "ep_nest.h" nogil:
         int tile
         ep_dim_t block
         int short_loop
+        int conj
         int isa
         const void *in_ "in"[8]
         void *out
@@ -36,7 +37,7 @@ cdef class NestCall:
     cdef bint empty
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
-                 int64_t block=0, bint short_loop=False):
+                 int64_t block=0, bint short_loop=False, bint conj=False):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -57,6 +58,7 @@ cdef class NestCall:
         self.d.tile = max(tile, 0)
         self.d.block = max(block, 0)
         self.d.short_loop = short_loop
+        self.d.conj = conj
         self.d.isa = -1
         lo = [0] * (nin + 1)
         hi = [0] * (nin + 1)

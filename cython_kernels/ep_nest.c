@@ -126,6 +126,7 @@ typedef void (*ep_short_rows_fn)(int nin, const void *const *p, const ep_inc_t *
                                  const ep_inc_t *rs, const ep_inc_t *rl, ep_dim_t R, int S,
                                  ep_dim_t n, void *o, ep_inc_t oo, ep_inc_t os, ep_inc_t ol,
                                  int first, void *buf);
+typedef void (*ep_row_dotc_fn)(const void *const *p, const ep_inc_t *s, ep_dim_t n, void *res);
 typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
                                        ep_dim_t n);
 typedef struct {
@@ -135,18 +136,23 @@ typedef struct {
     ep_rows_prod_fn rows_prod;
     ep_short_rows_fn short_rows;
     ep_short_buffer_fn short_buffer;
+    ep_row_dotc_fn dotc;     // complex only: sum conj(x) * y (NULL for real types)
 } ep_rows_t;
 
-#define EP_ROWS(p) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod,  \
+#define EP_ROWS(p, dotc) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod,  \
                      (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
-                     (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer }
+                     (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
+                     (ep_row_dotc_fn)dotc }
 static const ep_rows_t ep_rows_generic[4] = {
-    EP_ROWS(ep_nest_gs_), EP_ROWS(ep_nest_gd_), EP_ROWS(ep_nest_gc_), EP_ROWS(ep_nest_gz_)};
+    EP_ROWS(ep_nest_gs_, NULL), EP_ROWS(ep_nest_gd_, NULL),
+    EP_ROWS(ep_nest_gc_, ep_nest_gc_row_dotc), EP_ROWS(ep_nest_gz_, ep_nest_gz_row_dotc)};
 #ifdef EP_NEST_X86
 static const ep_rows_t ep_rows_avx2[4] = {
-    EP_ROWS(ep_nest_as_), EP_ROWS(ep_nest_ad_), EP_ROWS(ep_nest_ac_), EP_ROWS(ep_nest_az_)};
+    EP_ROWS(ep_nest_as_, NULL), EP_ROWS(ep_nest_ad_, NULL),
+    EP_ROWS(ep_nest_ac_, ep_nest_ac_row_dotc), EP_ROWS(ep_nest_az_, ep_nest_az_row_dotc)};
 static const ep_rows_t ep_rows_avx512[4] = {
-    EP_ROWS(ep_nest_xs_), EP_ROWS(ep_nest_xd_), EP_ROWS(ep_nest_xc_), EP_ROWS(ep_nest_xz_)};
+    EP_ROWS(ep_nest_xs_, NULL), EP_ROWS(ep_nest_xd_, NULL),
+    EP_ROWS(ep_nest_xc_, ep_nest_xc_row_dotc), EP_ROWS(ep_nest_xz_, ep_nest_xz_row_dotc)};
 #endif
 
 static const ep_rows_t *ep_rows_for(int isa, int dtype)
@@ -287,14 +293,13 @@ static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_di
             r.re = scale.re * (double)n; r.im = scale.im * (double)n;
         } else {
             double buf[2] = {0, 0};
-            if (dt == EP_NEST_F32 || dt == EP_NEST_C64) {
-                float f[2] = {0, 0};
-                c->rows->sum(c->nm, p, c->ms, n, f);
-                r.re = f[0]; r.im = f[1];
-            } else {
-                c->rows->sum(c->nm, p, c->ms, n, buf);
-                r.re = buf[0]; r.im = buf[1];
-            }
+            float f[2] = {0, 0};
+            int single = dt == EP_NEST_F32 || dt == EP_NEST_C64;
+            void *res = single ? (void *)f : (void *)buf;
+            if (c->d->conj) c->rows->dotc(p, c->ms, n, res);
+            else c->rows->sum(c->nm, p, c->ms, n, res);
+            if (single) { r.re = f[0]; r.im = f[1]; }
+            else { r.re = buf[0]; r.im = buf[1]; }
             if (c->nf) r = ep_mul(dt, r, scale);
         }
         ep_store(dt, o, r, !first);
@@ -517,6 +522,10 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
         return EP_ERR_INVALID;
     for (int x = 0; x < d->ndim; x++)
         if (d->extent[x] <= 0) return d->extent[x] == 0 ? EP_OK : EP_ERR_INVALID;
+    if (d->conj && (d->dtype < EP_NEST_C64 || d->nin != 2 || d->ndim != 1 ||
+                    d->stride[2][0] != 0 || d->stride[0][0] == 0 || d->stride[1][0] == 0 ||
+                    d->tile > 0 || d->short_loop || d->block > 0))
+        return EP_ERR_INVALID;
     int nt = ep_nest_threads(d);
     ep_nest_ctx_t c;
     ep_dim_t sbuf_n;

@@ -36,6 +36,8 @@ typedef struct {
                              // products in registers (the small-edge kernel); the output
                              // must be summed along exactly one of the two, and the
                              // threads' loop must be outside them (else ignored)
+    int conj;                // 1: input 0 enters conjugated (numpy.vdot); only for a
+                             // complex dot of two inputs over one loop (else invalid)
     int isa;                 // ep_isa_t of the inner loops, -1: the one in use
     const void *in[EP_NEST_MAXIN];
     void *out;

@@ -218,8 +218,9 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 #define NT_PAIR_SWAP {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
 #endif
 
-// sum_{i<n} prod_j q[j][i] over contiguous rows of one or two inputs, n <= NB
-NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im)
+// sum_{i<n} prod_j q[j][i] over contiguous rows of one or two inputs, n <= NB;
+// conj: the first of two inputs conjugated
+NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
 {
     // the 2n reals as vectors: even lanes hold real parts, odd lanes imaginary
     NT(vec) a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
@@ -242,25 +243,27 @@ NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im)
     if (nm == 1) {
         r = NT(hsum)(a, 2, 0); m = NT(hsum)(a, 2, 1);
     } else {
-        r = NT(hsum)(a, 2, 0) - NT(hsum)(a, 2, 1);
-        m = NT(hsum)(b, 2, 0) + NT(hsum)(b, 2, 1);
-    }
-    for (; i < n2; i += 2) {
-        if (nm == 1) { r += x[i]; m += x[i + 1]; }
-        else {
-            r += x[i] * y[i] - x[i + 1] * y[i + 1];
-            m += x[i] * y[i + 1] + x[i + 1] * y[i];
+        // conj(x) y = (xr yr + xi yi, xr yi - xi yr): the same lane sums,
+        // the imaginary part's signs flipped
+        T sg = conj ? -1 : 1;
+        r = NT(hsum)(a, 2, 0) - sg * NT(hsum)(a, 2, 1);
+        m = NT(hsum)(b, 2, 0) + sg * NT(hsum)(b, 2, 1);
+        for (; i < n2; i += 2) {
+            r += x[i] * y[i] - sg * (x[i + 1] * y[i + 1]);
+            m += x[i] * y[i + 1] + sg * (x[i + 1] * y[i]);
         }
     }
+    for (; i < n2; i += 2) { r += x[i]; m += x[i + 1]; }
     *re = r; *im = m;
 }
 
 NT_FN void NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_t n,
-                           T *re, T *im)
+                           T *re, T *im, int conj)
 {
     T r0 = 0, m0 = 0, r1 = 0, m1 = 0;
+    T sg = conj ? -1 : 1;
     for (ep_dim_t i = 0; i < n; i++) {
-        T vr = q[0][2 * i * s[0]], vi = q[0][2 * i * s[0] + 1];
+        T vr = q[0][2 * i * s[0]], vi = sg * q[0][2 * i * s[0] + 1];
         for (int j = 1; j < nm; j++) {
             T wr = q[j][2 * i * s[j]], wi = q[j][2 * i * s[j] + 1];
             T t = vr * wr - vi * wi;
@@ -272,7 +275,8 @@ NT_FN void NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_
     *re = r0 + r1; *im = m0 + m1;
 }
 
-NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
+static inline __attribute__((always_inline)) NT_TGT void
+NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res, int conj)
 {
     int contig = nm <= 2;
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
@@ -283,8 +287,8 @@ NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
         ep_dim_t len = n - b < NB ? n - b : NB;
         for (int j = 0; j < nm; j++) q[j] = p[j] + 2 * b * s[j];
         T vr, vi;
-        if (contig) NT(blk_contig)(nm, q, len, &vr, &vi);
-        else NT(blk_strided)(nm, q, s, len, &vr, &vi);
+        if (contig) NT(blk_contig)(nm, q, len, &vr, &vi, conj);
+        else NT(blk_strided)(nm, q, s, len, &vr, &vi, conj);
         int k = 0;
         for (; cnt >> k & 1; k++) { vr = lr[k] + vr; vi = li[k] + vi; }
         lr[k] = vr; li[k] = vi;
@@ -294,6 +298,17 @@ NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     for (int k = 0; cnt >> k; k++)
         if (cnt >> k & 1) { r = lr[k] + r; m = li[k] + m; }
     res[0] = r; res[1] = m;
+}
+
+NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
+{
+    NT(row_sum_conj)(nm, p, s, n, res, 0);
+}
+
+// sum_i conj(p[0][i]) * p[1][i]: numpy.vdot's dot, pairwise as row_sum
+NT_FN void NT(row_dotc)(const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
+{
+    NT(row_sum_conj)(2, p, s, n, res, 1);
 }
 
 NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,

@@ -334,6 +334,26 @@ def test_front_ends(dt):
 
 
 @pytest.mark.parametrize("dt", CDTYPES)
+def test_vdot_conjugates_in_the_kernel(dt, monkeypatch):
+    """vdot of complex vectors of one dtype runs the nest with its first
+    input conjugated in the kernel: no conjugated copy (np.conjugate is never
+    called), for contiguous, strided and reversed vectors; mixed dtypes and
+    one-element vectors take the spec with the copy."""
+    from einplan import frontends
+    calls = []
+    real_conj = np.conjugate
+    monkeypatch.setattr(frontends.np, "conjugate", lambda a: calls.append(1) or real_conj(a))
+    x, y = crand((3001,), dt, 4), crand((6002,), dt, 5)
+    for a, b in [(x, y[:3001]), (x, y[::2]), (x[::-1], y[1::2])]:
+        close(einplan.vdot(a, b), np.vdot(a, b), dt, 3001)
+    assert calls == []
+    other = np.complex64 if np.dtype(dt) == np.complex128 else np.complex128
+    close(einplan.vdot(x, y[:3001].astype(other)), np.vdot(x, y[:3001].astype(other)), dt, 3001)
+    close(einplan.vdot(x[:1], y[:1]), np.vdot(x[:1], y[:1]), dt, 1)
+    assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
 def test_prepacked_complex_constant(dt):
     """A complex constant B is packed once in the 1m form; calls (also with
     other strides of the variable operand) equal numpy."""

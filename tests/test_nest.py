@@ -54,6 +54,35 @@ def test_row_sum_paths(isa, dtype, n, one_thread):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("n", LENGTHS)
+def test_conjugated_dot(isa, dtype, n, one_thread):
+    """numpy.vdot's sum(conj(x) * y) with x conjugated in the kernel:
+    contiguous (SIMD lanes and the scalar tail) and strided, pairwise past
+    one block."""
+    rng = np.random.default_rng(n + 5)
+    x, y = _rand(rng, 2 * n, dtype), _rand(rng, 2 * n, dtype)
+    out = np.empty((), dtype)
+    for sx, sy in [(1, 1), (2, 1), (1, -1)]:
+        a = x[::sx][:n]
+        b = y[:n] if sy > 0 else y[n - 1::-1]      # a reversed view: stride -1 from y[n-1]
+        _native.prepare_nest(dtype, 2, [(n, sx, sy, 0)], conj=True)((x, b), out, isa=isa)
+        _close(out, np.vdot(a, b), dtype, n)
+
+
+def test_conjugated_dot_descriptor_is_checked():
+    """conj only for a complex dot of two inputs over one loop."""
+    x = np.ones(4, np.complex128)
+    out = np.empty((), np.complex128)
+    for dtype, loops in [("float64", [(4, 1, 1, 0)]), ("complex128", [(4, 1, 1, 1)]),
+                         ("complex128", [(2, 2, 2, 0), (2, 1, 1, 0)])]:
+        a = x.real.copy() if dtype == "float64" else x
+        o = out.real.copy() if dtype == "float64" else (np.empty(4, dtype) if loops[0][3] else out)
+        with pytest.raises(ValueError, match="invalid nest descriptor"):
+            _native.prepare_nest(dtype, 2, loops, conj=True)((a, a), o)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", LENGTHS[:-2])
 def test_row_prod_paths(isa, dtype, n, one_thread):
