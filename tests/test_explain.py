@@ -274,6 +274,12 @@ def test_explain_matmul_shows_the_einsum_spec():
         explain_call("solve", (2, 2), (2,))
 
 
+def test_explain_vdot_says_where_it_conjugates():
+    a = np.ones(100, complex)
+    assert "conjugated inside the nest's kernel" in str(explain.vdot(a, a))
+    assert "conjugated inside" not in str(explain.vdot(a.real, a.real))
+
+
 def test_shape_objects_with_strides():
     # a Fortran-order operand given as an object with shape/dtype/strides (bytes)
     a = np.empty((40, 30), order="F")

@@ -76,6 +76,11 @@ def _head(r):
              + (f"   [{call.function}]" if call.function != "einsum" else "")]
     if call.frontend_spec:
         lines.append(f"  {call.function} normalized to einsum '{call.frontend_spec}'")
+        ops = call.operands
+        if (call.function == "vdot" and len(ops) == 2 and ops[0].dtype == ops[1].dtype
+                and ops[0].dtype.startswith("complex") and ops[0].shape[0] > 1):
+            lines.append("  vdot runs this dot with operand 0 conjugated inside the nest's "
+                         "kernel (no conjugated copy)")
     lines.append(f"  spec       {call.spec}"
                  + (f"   ('...' = {''.join(call.ellipsis)})" if call.ellipsis else ""))
     for op in call.operands:
