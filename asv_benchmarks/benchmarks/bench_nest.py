@@ -1,6 +1,9 @@
 """The loop-nest engine's calls: memory-bound contractions that are not GEMMs.
 
   Reduce     'ijk->j' and 'ijk->ik' 256^3 f32 (a sum over outer and inner axes)
+  ShortRowReduce  'ab->b' (1326872, 6) f32 (short rows summed over a tall block),
+             'abcd->c' (2748, 19, 2, 16) f32 (the loop order counts kernel calls),
+             'ab->a' (6897, 84) f32 (short contiguous rows, four at a time)
   Trace      'ii->' 4096^2 f64 (numpy.trace's own case), 'ijj->ij' (2062,7,7) f64
   Dot        'a,a->' 3.3M complex128, 'ijab,iajb->' (10,10,72,72) f64 (permuted dot)
   Hadamard   'ab,ba->ab' F x C f32 (58,357), 'ij,ij,ij->i' 1000^2 f64 (one pass)
@@ -25,6 +28,26 @@ class Reduce(ThreadsMixin):
     def setup(self, spec, impl, threads):
         A = rnd((256, 256, 256), np.float32, seed=30)
         axis = (0, 2) if spec == "ijk->j" else 1
+        self.fn = make_call(impl, spec, [A], hand=lambda: A.sum(axis))
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_reduce(self, spec, impl, threads):
+        self.fn()
+
+
+class ShortRowReduce(ThreadsMixin):
+    """Planner path: one nest whose rows are short: summed over a contiguous
+    block in vectors of lcm(row, lanes) ('ab->b'), rows four at a time
+    ('ab->a'), the summed loop outside the kept one ('abcd->c').
+    Hand-written: A.sum(axis)."""
+    params = [["ab->b", "abcd->c", "ab->a"], IMPLS, THREADS]
+    param_names = ["spec", "impl", "threads"]
+
+    def setup(self, spec, impl, threads):
+        shape, axis = {"ab->b": ((1326872, 6), 0), "abcd->c": ((2748, 19, 2, 16), (0, 1, 3)),
+                       "ab->a": ((6897, 84), 1)}[spec]
+        A = rnd(shape, np.float32, seed=33)
         self.fn = make_call(impl, spec, [A], hand=lambda: A.sum(axis))
         self.pin(threads)
         warm(self.fn)
