@@ -44,7 +44,7 @@ from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_
                        resolve_dtype)
 from .options import Options
 from .orient import choose_kernel, numpy_k_order, orient_step, out_eff_labels, unit_label
-from .cost import steps_seconds
+from .cost import nest_seconds, steps_seconds
 from .path import ITERATION_SLACK, candidate_paths, check_explicit as check_explicit_path
 from .path import iterations as path_iterations, pairwise_path
 from .plan import OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, Plan, ReduceStep
@@ -516,12 +516,35 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term):
                          dtype)
         b.steps.append(step)
         return None, buf
-    buf = Buffer(tuple(sizes[c] for c in c_labels), tuple(range(len(c_labels))))
     dst = b.new_slot()
-    step = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes, dtype,
-                     buffer=buf)
+    step = None
+    for order in _intermediate_orders(x, y, c_labels, sizes):
+        buf = Buffer(tuple(sizes[c] for c in c_labels), order)
+        cand = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes,
+                         dtype, buffer=buf)
+        if step is None or nest_seconds(cand, dtype) < nest_seconds(step, dtype):
+            step = cand
+    buf = step.buffer
     b.steps.append(step)
     return _Slot(dst, c_labels, buf.strides, "c" if np.dtype(dtype) in _COMPLEX else ""), buf
+
+
+def _intermediate_orders(x, y, c_labels, sizes):
+    """Memory orders (outermost first, as positions in ``c_labels``) a nest
+    may write an intermediate in: C order of its labels, and the order the
+    inputs walk them (by their least stride, largest outermost), so the
+    row the inputs run along contiguously is contiguous in the result too."""
+    orders = [tuple(range(len(c_labels)))]
+    least = {}
+    for st in (x, y):
+        for c, s in zip(st.labels, st.strides):
+            if c in c_labels and sizes[c] != 1:
+                least[c] = min(least.get(c, abs(s)), abs(s))
+    walked = tuple(sorted(range(len(c_labels)),
+                          key=lambda i: (-least.get(c_labels[i], 0), i)))
+    if walked != orders[0]:
+        orders.append(walked)
+    return orders
 
 
 def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):

@@ -141,6 +141,27 @@ def test_chain_choice_prices_candidates_not_iterations():
     assert steps_seconds([one], np.float32) > steps_seconds(plan.steps, np.float32)
 
 
+def test_nest_writes_an_intermediate_in_the_order_its_inputs_walk():
+    # 'jk,kl->jl' with jk F-ordered: j is the unit-stride row, so the
+    # intermediate is stored j innermost (C order would make the row strided)
+    a = np.asfortranarray(np.empty((17, 27)))
+    b = np.asfortranarray(np.empty((27, 63006)))
+    c = np.empty((63006, 4))[:, ::2]
+    d = np.empty((2, 1354))
+    plan = plan_for("ij,jk,kl,lm->im", a, b, c, d)
+    first = plan.steps[0]
+    assert isinstance(first, NestStep) and first.dst != OUT
+    assert first.in_labels == ("jk", "kl") and first.row == "prod/contig"
+    assert first.buffer.order == (1, 0)
+    rng = np.random.default_rng(1)
+    ops = [rng.standard_normal(x.shape)[..., :x.shape[-1]] for x in (a, b)]
+    ops = [np.asfortranarray(ops[0]), np.asfortranarray(ops[1]),
+           rng.standard_normal((63006, 4))[:, ::2], rng.standard_normal((2, 1354))]
+    np.testing.assert_allclose(einplan.einsum("ij,jk,kl,lm->im", *ops),
+                               np.einsum("ij,jk,kl,lm->im", *ops, optimize=True),
+                               rtol=1e-10, atol=1e-9)
+
+
 def test_candidate_paths():
     from einplan.path import candidate_paths, iterations
     sizes = {"i": 2, "a": 35, "b": 297, "c": 58}
