@@ -14,7 +14,8 @@ core's share of L3: a repeated call finds them there), never the calibrated mach
 not depend on a timing taken under load.  What it counts:
 
 * a NestStep: the larger of the memory traffic its loop order moves
-  (``nest.traffic``: re-reads included) and the work of its rows -- per
+  (``nest.traffic``: re-reads included) and the work of its rows, plus half
+  the lesser (they overlap only in part) -- per
   element a few cycles more for each input walked with a stride (a scalar
   gather; a row of three or more moving strided inputs runs the generic
   loop) than for contiguous vector rows -- plus a start-up per row;
@@ -42,6 +43,7 @@ STEP_S = 1.5e-6          # start-up of one step: a call, an intermediate's alloc
 ROW_S = 12e-9            # start-up of one nest row (pointers, scale, tail)
 VEC_ELEM_S = 0.012e-9    # per element and operand byte of a vectorised row
 STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided input
+OVERLAP = 0.5            # share of the lesser of memory and row time not hidden
 GENERIC_ELEM_S = 0.6e-9  # the same when three or more inputs move along the row
                          # (the generic loop: no unrolled form)
 
@@ -94,7 +96,10 @@ def nest_seconds(step: NestStep, dtype) -> float:
         t_row = VEC_ELEM_S * n_ops * item
     t_cpu = total * t_row + rows * ROW_S
     threads = max(1, min(step.threads, _native.get_num_threads()))
-    return max(t_mem, t_cpu / threads) + STEP_S
+    t_cpu /= threads
+    # the row work hides the memory traffic only in part: of two candidates
+    # moving the same bytes, the one doing less work is faster
+    return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + STEP_S
 
 
 def gemm_seconds(step: GemmStep, dtype) -> float:
