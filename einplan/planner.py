@@ -13,6 +13,9 @@
                                   (order='K', intermediates) also C's memory order
   2f  nest.choose_engine          the GEMM engine or the loop nest, per step (or
                                   one nest for the whole call)
+      cost.steps_seconds          three or more operands: one nest over all of
+                                  them and each candidate path (path.candidate_paths)
+                                  built and priced, the cheapest kept
       orient.choose_kernel        KernelKind from which groups are empty
 
 One-operand calls are planned by ``single_operand``; the call's options
@@ -41,7 +44,9 @@ from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_
                        resolve_dtype)
 from .options import Options
 from .orient import choose_kernel, numpy_k_order, orient_step, out_eff_labels, unit_label
-from .path import check_explicit as check_explicit_path, pairwise_path
+from .cost import nest_seconds, steps_seconds
+from .path import ITERATION_SLACK, candidate_paths, check_explicit as check_explicit_path
+from .path import iterations as path_iterations, pairwise_path
 from .plan import OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, Plan, ReduceStep
 from .roles import assign_roles, diagonal_view, presum_labels
 from .single_operand import is_pure_view, single_operand_plan
@@ -136,23 +141,38 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
     fallback = _without_kernel(spec, infos, options, shape, dtype)
     if fallback is not None:
         return fallback
+    out_eff = out_eff_labels(spec)
+    # 2b: local views
+    views = [diagonal_view(t, i.shape, i.strides) for t, i in zip(spec.inputs, infos)]
+    if len(views) == 2:
+        b = _builder(spec, infos, options, out_info, gemm_only, dtype)
+        # 2f: the whole call as one loop nest when its step is not worth a GEMM
+        if _whole_call_nest(b, views, infos, dtype, out_eff):
+            return _nest_plan(b, views, dtype, shape, out_eff)
+        return _path_plan(b, views, infos, dtype, shape, out_eff, None)
+    return _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
+                          out_eff)
 
+
+def _builder(spec, infos, options, out_info, gemm_only, dtype):
     b = _Builder(spec, infos, options, out_info)
     b.gemm_only = gemm_only
     if out_info is None and options.order == "K":
         b.k_order = numpy_k_order(spec, infos, out_eff_labels(spec))
     b.kernel_dtype = _COMPLEX.get(dtype, dtype)
     b.dtype = dtype
-    out_eff = out_eff_labels(spec)
+    return b
 
-    # 2b: local views
-    views = [diagonal_view(t, i.shape, i.strides) for t, i in zip(spec.inputs, infos)]
-    # 2f: the whole call as one loop nest when no step of it is worth a GEMM
-    if _whole_call_nest(b, views, infos, dtype, out_eff):
-        return _nest_plan(b, views, dtype, shape, out_eff)
+
+def _path_plan(b, views, infos, dtype, shape, out_eff, path) -> Plan:
+    """The Plan running ``path`` (opt_einsum's linear format, on the
+    operands after their own labels are summed out; None: ``pairwise_path``
+    of the call's optimize=) step by step."""
+    spec, options, out_info = b.spec, b.options, b.out_info
     live = _prepared_operands(b, views, infos, dtype, out_eff)
     # 2a: pairwise order on the prepared terms
-    path = pairwise_path([s.labels for s in live], out_eff, spec.sizes, options.optimize)
+    if path is None:
+        path = pairwise_path([s.labels for s in live], out_eff, spec.sizes, options.optimize)
     if not path:  # every operand already reduced to its final form (n == 1 only)
         raise AssertionError("empty path for >= 2 operands")
     out_fixed, out_buffer, out_cast = _output_layout(spec, infos, options, out_info, dtype,
@@ -165,6 +185,37 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 steps=tuple(b.steps), path=path, out_cast=out_cast,
                 scalar_result=(len(shape) == 0), options=options.key(),
                 fallback_subscripts=spec.plain_subscripts(), n_slots=b.n_slots)
+
+
+CANDIDATE_GAIN = 0.95   # a later candidate must be predicted this much faster to win
+
+
+def _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
+                   out_eff) -> Plan:
+    """Three or more operands: of one nest over all of them and the
+    candidate pairwise paths (``path.candidate_paths``), the plan of least
+    predicted time (``cost.steps_seconds``).  The nest comes first, so an
+    elementwise 'ij,ij,ij->i' stays one pass where a path only ties it."""
+    def builder():
+        return _builder(spec, infos, options, out_info, gemm_only, dtype)
+
+    probe = builder()
+    terms = [s.labels for s in _prepared_operands(probe, views, infos, dtype, out_eff)]
+    paths = candidate_paths(terms, out_eff, spec.sizes, options.optimize)
+    least = min(path_iterations(terms, out_eff, spec.sizes, p) for p in paths)
+    plans = []
+    b = builder()
+    if (_nest_allowed(b, views, infos, dtype)
+            and _group_extent(set("".join(v.labels for v in views)), spec.sizes)
+            <= ITERATION_SLACK * least):
+        plans.append(_nest_plan(b, views, dtype, shape, out_eff))
+    plans += [_path_plan(builder(), views, infos, dtype, shape, out_eff, p) for p in paths]
+    best, best_s = None, 0.0
+    for plan in plans:
+        t = steps_seconds(plan.steps, dtype)
+        if best is None or t < CANDIDATE_GAIN * best_s:
+            best, best_s = plan, t
+    return best
 
 
 def _numpy_rules(spec, infos, options, out_info, shape):
@@ -373,46 +424,30 @@ def _group_extent(labels, sizes) -> int:
     return e
 
 
-def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
-    """True when the call runs best as one nest over all its operands.
-
-    Two operands: when the pairwise step is not worth a GEMM (choose_engine).
-    More: when the nest's iterations (the product of every extent) are no
-    more than the pairwise path's (its steps' products summed): an
-    elementwise 'ij,ij,ij->i' then runs as one pass, no intermediates.
-    """
+def _nest_allowed(b, views, infos, dtype) -> bool:
+    """Whether one nest can run the whole call: native dtypes throughout
+    (no operand or out= cast), at most MAXIN inputs, the packed engine not
+    required."""
     if b.gemm_only or not nest_dtype_ok(dtype) or len(views) > MAXIN:
         return False
     if any(i.dtype != dtype for i in infos):
         return False
-    sizes = b.sizes
-    if b.out_info is not None and (b.out_info.dtype != dtype or b.out_info.strides is None
-                                   or not b.out_info.aligned):
+    return not (b.out_info is not None and (b.out_info.dtype != dtype
+                                            or b.out_info.strides is None
+                                            or not b.out_info.aligned))
+
+
+def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
+    """True when a two-operand call runs best as one nest: when its step is
+    not worth a GEMM (choose_engine).  Calls of more operands price the
+    nest against the paths (``_cheapest_plan``)."""
+    if not _nest_allowed(b, views, infos, dtype):
         return False
+    sizes = b.sizes
     labels = [v.labels for v in views]
-    if len(views) == 2:
-        r = assign_roles(labels[0], labels[1], out_eff)
-        return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
-                             _group_extent(r.k, sizes)) == "nest"
-    path = pairwise_path(labels, out_eff, sizes, b.options.optimize)
-    live = [set(t) for t in labels]
-    cost = 0
-    for contraction in path:
-        picked = [live[i] for i in contraction]
-        for i in sorted(contraction, reverse=True):
-            del live[i]
-        union = set().union(*picked)
-        cost += _group_extent(union, sizes)
-        kept = union & set(out_eff).union(*live)
-        if len(picked) == 2:
-            a, b2 = picked
-            m, n = (a - b2) & kept, (b2 - a) & kept
-            k = (a & b2) - kept
-            if choose_engine(_group_extent(m, sizes), _group_extent(n, sizes),
-                             _group_extent(k, sizes)) == "gemm":
-                return False   # a step of the path is worth a GEMM
-        live.append(kept)
-    return _group_extent(set().union(*map(set, labels)), sizes) <= cost
+    r = assign_roles(labels[0], labels[1], out_eff)
+    return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
+                         _group_extent(r.k, sizes)) == "nest"
 
 
 def _out_strides(b):
@@ -481,12 +516,35 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term):
                          dtype)
         b.steps.append(step)
         return None, buf
-    buf = Buffer(tuple(sizes[c] for c in c_labels), tuple(range(len(c_labels))))
     dst = b.new_slot()
-    step = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes, dtype,
-                     buffer=buf)
+    step = None
+    for order in _intermediate_orders(x, y, c_labels, sizes):
+        buf = Buffer(tuple(sizes[c] for c in c_labels), order)
+        cand = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes,
+                         dtype, buffer=buf)
+        if step is None or nest_seconds(cand, dtype) < nest_seconds(step, dtype):
+            step = cand
+    buf = step.buffer
     b.steps.append(step)
     return _Slot(dst, c_labels, buf.strides, "c" if np.dtype(dtype) in _COMPLEX else ""), buf
+
+
+def _intermediate_orders(x, y, c_labels, sizes):
+    """Memory orders (outermost first, as positions in ``c_labels``) a nest
+    may write an intermediate in: C order of its labels, and the order the
+    inputs walk them (by their least stride, largest outermost), so the
+    row the inputs run along contiguously is contiguous in the result too."""
+    orders = [tuple(range(len(c_labels)))]
+    least = {}
+    for st in (x, y):
+        for c, s in zip(st.labels, st.strides):
+            if c in c_labels and sizes[c] != 1:
+                least[c] = min(least.get(c, abs(s)), abs(s))
+    walked = tuple(sorted(range(len(c_labels)),
+                          key=lambda i: (-least.get(c_labels[i], 0), i)))
+    if walked != orders[0]:
+        orders.append(walked)
+    return orders
 
 
 def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):

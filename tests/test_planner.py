@@ -115,6 +115,70 @@ def test_chain_runs_as_one_nest_only_when_it_saves_work():
     assert sorted(s.engine for s in plan.steps) == ["gemm", "nest"]
 
 
+def test_chain_choice_prices_candidates_not_iterations():
+    # 'ia,ib,ic->abc' with i = 2: the one nest does no more iterations than a
+    # path, but re-writes the output per i along a strided row; a path that
+    # forms a small product first writes it once along contiguous rows
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 35)).astype(np.float32)
+    y = rng.standard_normal((2, 297)).astype(np.float32)[::-1]
+    z = rng.standard_normal((2, 116)).astype(np.float32)[:, ::2]
+    plan = plan_for("ia,ib,ic->abc", x, y, z)
+    assert len(plan.steps) == 2 and plan.path
+    last = plan.steps[-1]
+    assert isinstance(last, NestStep) and last.dst == OUT
+    assert last.row.endswith("/contig") or last.short
+    np.testing.assert_allclose(einplan.einsum("ia,ib,ic->abc", x, y, z),
+                               np.einsum("ia,ib,ic->abc", x, y, z), rtol=1e-5, atol=1e-5)
+    # the same call forced to the one nest is predicted slower
+    from einplan.cost import steps_seconds
+    from einplan.nest import nest_step
+    from einplan.plan import KernelKind as K
+    sizes = {"i": 2, "a": 35, "b": 297, "c": 58}
+    ins = [(0, "ia", (35, 1)), (1, "ib", (-297, 1)), (2, "ic", (116, 2))]
+    one = nest_step(K.PRODUCT, ins, OUT, "abc", {"a": 297 * 58, "b": 58, "c": 1}, sizes,
+                    np.dtype(np.float32))
+    assert steps_seconds([one], np.float32) > steps_seconds(plan.steps, np.float32)
+
+
+def test_nest_writes_an_intermediate_in_the_order_its_inputs_walk():
+    # 'jk,kl->jl' with jk F-ordered: j is the unit-stride row, so the
+    # intermediate is stored j innermost (C order would make the row strided)
+    a = np.asfortranarray(np.empty((17, 27)))
+    b = np.asfortranarray(np.empty((27, 63006)))
+    c = np.empty((63006, 4))[:, ::2]
+    d = np.empty((2, 1354))
+    plan = plan_for("ij,jk,kl,lm->im", a, b, c, d)
+    first = plan.steps[0]
+    assert isinstance(first, NestStep) and first.dst != OUT
+    assert first.in_labels == ("jk", "kl") and first.row == "prod/contig"
+    assert first.buffer.order == (1, 0)
+    rng = np.random.default_rng(1)
+    ops = [rng.standard_normal(x.shape)[..., :x.shape[-1]] for x in (a, b)]
+    ops = [np.asfortranarray(ops[0]), np.asfortranarray(ops[1]),
+           rng.standard_normal((63006, 4))[:, ::2], rng.standard_normal((2, 1354))]
+    np.testing.assert_allclose(einplan.einsum("ij,jk,kl,lm->im", *ops),
+                               np.einsum("ij,jk,kl,lm->im", *ops, optimize=True),
+                               rtol=1e-10, atol=1e-9)
+
+
+def test_candidate_paths():
+    from einplan.path import candidate_paths, iterations
+    sizes = {"i": 2, "a": 35, "b": 297, "c": 58}
+    terms = ["ia", "ib", "ic"]
+    # einplan's own order: every pairwise order of three operands
+    paths = candidate_paths(terms, "abc", sizes, True)
+    assert sorted(paths) == [((0, 1), (0, 1)), ((0, 2), (0, 1)), ((1, 2), (0, 1))]
+    # a path finder the caller names: its path only
+    assert len(candidate_paths(terms, "abc", sizes, "greedy")) == 1
+    # orders doing far more work than the least are not candidates: the
+    # outer product 'ij,kl->ijkl' first
+    sizes = {"i": 100, "j": 100, "k": 100, "l": 2}
+    paths = candidate_paths(["ij", "jk", "kl"], "il", sizes, True)
+    least = min(iterations(["ij", "jk", "kl"], "il", sizes, p) for p in paths)
+    assert ((0, 2), (0, 1)) not in paths and least == 100 * 100 * 2 * 2
+
+
 def test_nest_loop_order_and_tiles():
     # 'ijk->j' C-contiguous: the row is k (unit stride, a reduction)
     (step,) = plan_for("ijk->j", np.empty((5, 6, 7))).steps

@@ -1,0 +1,146 @@
+"""Step 2a/2f's price of a candidate: the planner's predicted time of steps.
+
+A call of three or more operands can run as one loop nest over all of them
+or as any of several pairwise paths, each step on its own engine.  The
+planner builds the candidates and keeps the one of least predicted time;
+counting iterations alone misses what decides it: a nest over every operand
+re-reads or re-writes what a pairwise step forms once, a row of three
+strided inputs runs element by element while a path's steps run vectorised
+rows or a packed GEMM.
+
+The price is coarse and fixed (a nominal core: 3 GHz, 2 FMA units, 10 GB/s
+from memory, 30 GB/s for a step whose operands and result together fit in a
+core's share of L3: a repeated call finds them there), never the calibrated machine of explain's model: a plan must
+not depend on a timing taken under load.  What it counts:
+
+* a NestStep: the larger of the memory traffic its loop order moves
+  (``nest.traffic``: re-reads included) and the work of its rows, plus half
+  the lesser (they overlap only in part) -- per
+  element a few cycles more for each input walked with a stride (a scalar
+  gather; a row of three or more moving strided inputs runs the generic
+  loop) than for contiguous vector rows -- plus a start-up per row;
+* a GemmStep: ``model.predict_gemm`` with the step's own schedule (packing,
+  tiles, threads) on the nominal core;
+* a ReduceStep (numpy sum / cast / copy): its bytes at the nominal bandwidth;
+* every step a fixed start-up (an intermediate's allocation, a call).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from . import _native, model
+from .nest import L3_SHARE, traffic
+from .plan import GemmStep, NestStep, ReduceStep
+
+NOMINAL_GHZ = 3.0
+NOMINAL_FMA_UNITS = 2
+NOMINAL_BANDWIDTH_GBS = 10.0
+CACHED_BANDWIDTH_GBS = 30.0   # a step whose data fits in a core's share of L3
+STEP_S = 1.5e-6          # start-up of one step: a call, an intermediate's allocation
+ROW_S = 12e-9            # start-up of one nest row (pointers, scale, tail)
+VEC_ELEM_S = 0.012e-9    # per element and operand byte of a vectorised row
+STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided input
+OVERLAP = 0.5            # share of the lesser of memory and row time not hidden
+GENERIC_ELEM_S = 0.6e-9  # the same when three or more inputs move along the row
+                         # (the generic loop: no unrolled form)
+
+
+@functools.lru_cache(maxsize=None)
+def nominal_machine(isa: str, threads: int, bandwidth_gbs: float) -> model.Machine:
+    """The fixed core the planner prices candidates on."""
+    caches = _native.kernel_config()["caches"]
+    return model.Machine("nominal", isa, model.VECTOR_BITS.get(isa, 128), NOMINAL_FMA_UNITS,
+                         "nominal", NOMINAL_GHZ, "nominal", NOMINAL_GHZ,
+                         bandwidth_gbs, "nominal", threads,
+                         int(caches["l1d"]), int(caches["l2"]), int(caches["l3"]))
+
+
+def _bandwidth(footprint) -> float:
+    """Bytes per second a step streams its data at, by where that data fits."""
+    gbs = CACHED_BANDWIDTH_GBS if footprint <= L3_SHARE else NOMINAL_BANDWIDTH_GBS
+    return gbs * 1e9
+
+
+def _itemsize(dtype) -> int:
+    return np.dtype(dtype).itemsize
+
+
+def nest_seconds(step: NestStep, dtype) -> float:
+    """Predicted time of a NestStep: max(memory traffic, row work) + start-ups."""
+    item = _itemsize(dtype)
+    loops = [(lp.extent, lp.strides) for lp in step.loops]
+    if not loops:
+        return STEP_S
+    total = math.prod(e for e, _ in loops)
+    footprint = sum(math.prod(e for e, st in loops if st[j] != 0)
+                    for j in range(len(loops[0][1]))) * item
+    t_mem = traffic(loops, item) / _bandwidth(footprint)
+    row_n = loops[-1][0]
+    rows = total / row_n
+    if step.short:
+        rows /= step.short
+    row = loops[-1][1]
+    moving = [s for s in row[:-1] if s != 0]
+    strided = [s for s in moving if abs(s) != 1] + ([row[-1]] if abs(row[-1]) > 1 else [])
+    n_ops = len(moving) + 1
+    if step.short:
+        # one FMA per element, the result held in registers over the short loop
+        t_row = VEC_ELEM_S * 2 * item
+    elif strided and not step.tile:
+        per = GENERIC_ELEM_S if len(moving) >= 3 else STRIDED_ELEM_S
+        t_row = per * n_ops
+    else:
+        t_row = VEC_ELEM_S * n_ops * item
+    t_cpu = total * t_row + rows * ROW_S
+    threads = max(1, min(step.threads, _native.get_num_threads()))
+    t_cpu /= threads
+    # the row work hides the memory traffic only in part: of two candidates
+    # moving the same bytes, the one doing less work is faster
+    return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + STEP_S
+
+
+def gemm_seconds(step: GemmStep, dtype) -> float:
+    """Predicted time of a GemmStep on the nominal core (its own schedule)."""
+    real = np.dtype(dtype).type(0).real.dtype
+    item = real.itemsize
+    c2 = 2 if step.complex_mode == "1m" else 1
+    M, N, K, NB = step.m.extent, step.n.extent, step.k.extent, step.batch.extent
+    sched = model.schedule_of(step.kernel, M, c2 * N, c2 * K, NB)
+    cf = 2 if np.dtype(dtype).kind == "c" else 1
+    nreal = 4 if step.complex_mode == "cc" else 1
+    footprint = NB * (M * K + K * N + M * N) * item * cf
+    mach = nominal_machine(_native.isa(), _native.get_num_threads(),
+                           _bandwidth(footprint) / 1e9)
+    pred = model.predict_gemm(mach, real, sched, NB * M * K * item * cf,
+                              NB * K * N * item * cf, NB * M * N * item * cf, nreal,
+                              len(step.m.axes) > 1 or len(step.k.axes) > 1,
+                              len(step.n.axes) > 1 or len(step.k.axes) > 1,
+                              overhead_call=False, direct_b=step.kernel.b_in_place)
+    return pred.seconds + STEP_S
+
+
+def reduce_seconds(step: ReduceStep, dtype) -> float:
+    """A numpy sum / cast / copy: source and result at the nominal bandwidth."""
+    item = _itemsize(dtype)
+    src = math.prod(step.src_shape)
+    dst = math.prod(step.src_shape[i] for i in range(len(step.src_shape))
+                    if i not in step.sum_axes)
+    return (src + 2 * dst) * item / _bandwidth((src + dst) * item) + STEP_S
+
+
+def steps_seconds(steps, dtype) -> float:
+    """Predicted time of a candidate's steps, in order."""
+    total = 0.0
+    for s in steps:
+        if isinstance(s, NestStep):
+            total += nest_seconds(s, dtype)
+        elif isinstance(s, GemmStep):
+            total += gemm_seconds(s, dtype)
+        elif isinstance(s, ReduceStep):
+            total += reduce_seconds(s, dtype)
+        else:  # pragma: no cover
+            raise TypeError(f"unknown step {s!r}")
+    return total
