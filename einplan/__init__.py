@@ -7,7 +7,9 @@
     operands.py       shapes, element strides, dtypes -> the plan-cache key
     options.py        dtype= / order= / casting= / optimize=, omitted or given
     planner.py     2. the pipeline below, assembled into a cached Plan:
-      path.py        2a. >2 operands: pairwise order (opt_einsum's path finders)
+      path.py        2a. >2 operands: pairwise orders (opt_einsum's path finders)
+      cost.py            each candidate (one nest, or a path) priced: bytes,
+                         rows, start-ups; the cheapest runs
       roles.py       2b-c. diagonal views, pre-sums, batch / m / n / k per step
       layout.py      2d. merge axes contiguous in every operand holding them
       orient.py      2e. orientation (A rows / B columns), the output's order
