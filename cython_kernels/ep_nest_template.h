@@ -501,6 +501,36 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             }
         }
     }
+#else
+    if (nm == 2 && n <= NB && (n < VL || !contig)) {
+        // short or strided complex dots four rows at a time: eight
+        // independent chains instead of one row's two (FMA latency)
+        ep_inc_t sx = 2 * s[0], sy = 2 * s[1], ax = 2 * rs[0], ay = 2 * rs[1];
+        for (; r + 4 <= R; r += 4) {
+            const T *x = p[0] + r * ax, *y = p[1] + r * ay;
+            T ar[4] = {0, 0, 0, 0}, ai[4] = {0, 0, 0, 0};
+            for (ep_dim_t i = 0; i < n; i++) {
+                for (int t = 0; t < 4; t++) {
+                    const T *u = x + i * sx + t * ax, *w = y + i * sy + t * ay;
+                    ar[t] += u[0] * w[0] - u[1] * w[1];
+                    ai[t] += u[0] * w[1] + u[1] * w[0];
+                }
+            }
+            for (int t = 0; t < 4; t++) {
+                if (nf) {
+                    T sc[2];
+                    NT(scale)(nf, f, fs, r + t, sc);
+                    T v = ar[t] * sc[0] - ai[t] * sc[1];
+                    ai[t] = ar[t] * sc[1] + ai[t] * sc[0];
+                    ar[t] = v;
+                }
+                T *d = o + 2 * (r + t) * so;
+                int fr = first && (r + t == 0 || so != 0);
+                d[0] = fr ? ar[t] : d[0] + ar[t];
+                d[1] = fr ? ai[t] : d[1] + ai[t];
+            }
+        }
+    }
 #endif
     for (; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];

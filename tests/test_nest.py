@@ -99,6 +99,12 @@ def test_rows_and_tiles(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 2, [(m, n, 1, 1), (n, 1, m, 0)], tile=tile)(
                 (A, B), o, isa=isa)
             _close(o, (A * B.T).sum(1), dtype, n)
+            # the same strided dots times a scale per row ('ab,ba,a->a')
+            u = _rand(rng, m, dtype)
+            o = np.empty(m, dtype)
+            _native.prepare_nest(dtype, 3, [(m, n, 1, 1, 1), (n, 1, m, 0, 0)], tile=tile)(
+                (A, B, u), o, isa=isa)
+            _close(o, (A * B.T).sum(1) * u, dtype, n)
             o = np.empty(n, dtype)
             _native.prepare_nest(dtype, 2, [(m, n, 1, 0), (n, 1, m, 1)], tile=tile)(
                 (A, B), o, isa=isa)
