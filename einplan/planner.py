@@ -12,7 +12,9 @@
                                   the micro-kernel's vectors run; for a free output
                                   (order='K', intermediates) also C's memory order
   2f  nest.choose_engine          the GEMM engine or the loop nest, per step (or
-                                  one nest for the whole call)
+                                  one nest for the whole call); a two-operand
+                                  thin GEMM is planned on both and
+      nest.engine_by_cost         the cheaper by predicted compute runs
       orient.choose_kernel        KernelKind from which groups are empty
 
 One-operand calls are planned by ``single_operand``; the call's options
@@ -36,7 +38,8 @@ import numpy as np
 
 from . import _native
 from .layout import loop_straddling_axes
-from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
+from .nest import (MAXIN, choose_engine, engine_by_cost, is_thin, nest_dtype_ok, nest_step,
+                   step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -149,7 +152,17 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
     views = [diagonal_view(t, i.shape, i.strides) for t, i in zip(spec.inputs, infos)]
     # 2f: the whole call as one loop nest when no step of it is worth a GEMM
     if _whole_call_nest(b, views, infos, dtype, out_eff):
-        return _nest_plan(b, views, dtype, shape, out_eff)
+        plan = _nest_plan(b, views, dtype, shape, out_eff)
+        if _thin_pair(b, views, out_eff):
+            # a thin GEMM: planned on the packed engine too, the cheaper runs
+            gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
+            engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
+            if engine == "gemm" and gemm.fallback is None:
+                return replace(gemm, steps=tuple(replace(st, why=why)
+                                                 if isinstance(st, GemmStep) else st
+                                                 for st in gemm.steps))
+            return replace(plan, steps=(replace(plan.steps[0], why=why),))
+        return plan
     live = _prepared_operands(b, views, infos, dtype, out_eff)
     # 2a: pairwise order on the prepared terms
     path = pairwise_path([s.labels for s in live], out_eff, spec.sizes, options.optimize)
@@ -392,8 +405,8 @@ def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
     labels = [v.labels for v in views]
     if len(views) == 2:
         r = assign_roles(labels[0], labels[1], out_eff)
-        return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
-                             _group_extent(r.k, sizes)) == "nest"
+        m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
+        return choose_engine(m, n, k) == "nest"
     path = pairwise_path(labels, out_eff, sizes, b.options.optimize)
     live = [set(t) for t in labels]
     cost = 0
@@ -413,6 +426,17 @@ def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
                 return False   # a step of the path is worth a GEMM
         live.append(kept)
     return _group_extent(set().union(*map(set, labels)), sizes) <= cost
+
+
+def _thin_pair(b, views, out_eff) -> bool:
+    """Two operands whose pairwise step is a thin GEMM (nest.is_thin): both
+    engines are planned and priced."""
+    if len(views) != 2:
+        return False
+    r = assign_roles(views[0].labels, views[1].labels, out_eff)
+    sizes = b.sizes
+    return is_thin(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
+                   _group_extent(r.k, sizes))
 
 
 def _out_strides(b):
