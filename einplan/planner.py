@@ -153,7 +153,9 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
     # 2f: the whole call as one loop nest when no step of it is worth a GEMM
     if _whole_call_nest(b, views, infos, dtype, out_eff):
         plan = _nest_plan(b, views, dtype, shape, out_eff)
-        if _thin_pair(b, views, out_eff):
+        if _thin_pair(b, views, out_eff) and dtype in _NATIVE:
+            # (complex: the packed engine's 1m panels, twice B's bytes and
+            # padded to whole tiles, cost more than its price says)
             # a thin GEMM: planned on the packed engine too, the cheaper runs
             gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
             engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
