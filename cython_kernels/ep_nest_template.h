@@ -217,6 +217,20 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 #else
 #define NT_PAIR_SWAP {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
 #endif
+// lane indices that copy each pair's real (imaginary) part into both lanes
+#if VL == 2
+#define NT_PAIR_RE {0, 0}
+#define NT_PAIR_IM {1, 1}
+#elif VL == 4
+#define NT_PAIR_RE {0, 0, 2, 2}
+#define NT_PAIR_IM {1, 1, 3, 3}
+#elif VL == 8
+#define NT_PAIR_RE {0, 0, 2, 2, 4, 4, 6, 6}
+#define NT_PAIR_IM {1, 1, 3, 3, 5, 5, 7, 7}
+#else
+#define NT_PAIR_RE {0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14}
+#define NT_PAIR_IM {1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15}
+#endif
 
 // sum_{i<n} prod_j q[j][i] over contiguous rows of one or two inputs, n <= NB;
 // conj: the first of two inputs conjugated
@@ -311,10 +325,67 @@ NT_FN void NT(row_dotc)(const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res
     NT(row_sum_conj)(2, p, s, n, res, 1);
 }
 
+// the complex products of one vector: x * y with y's (re, im) pairs swapped
+// in ys -- (xr yr - xi yi, xr yi + xi yr) as dup_re(x) * y + dup_im(x) * alt * ys
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(cmul)(NT(vec) x, NT(vec) y, NT(vec) alt)
+{
+    const NT(ivec) sw = NT_PAIR_SWAP, re = NT_PAIR_RE, im = NT_PAIR_IM;
+    return __builtin_shuffle(x, re) * y + __builtin_shuffle(x, im) * alt *
+           __builtin_shuffle(y, sw);
+}
+
+// o[i] = (first ? 0 : o[i]) + c * prod_j x_j[i] over contiguous rows of one
+// or two inputs (an axpy row of a complex GEMV, an elementwise product);
+// returns the elements done (whole vectors), the caller finishes the tail
+NT_FN ep_dim_t NT(prod_contig)(int nm, const T *const *p, ep_dim_t n, T *o, T cr, T ci,
+                               int first)
+{
+    const NT(ivec) sw = NT_PAIR_SWAP;
+    NT(vec) alt = {0};
+    for (int v = 0; v < VL; v++) alt[v] = v & 1 ? 1 : -1;
+    const NT(vec) crv = cr - (NT(vec)){0}, civ = ci * alt;
+    const int unit = cr == 1 && ci == 0;
+    const ep_dim_t H = VL / 2;          // complex elements per vector
+    const T *x = p[0], *y = nm > 1 ? p[1] : p[0];
+    ep_dim_t i = 0;
+    for (; i + 2 * H <= n; i += 2 * H) {
+        NT(vec) u0 = NT_LD(x + 2 * i), u1 = NT_LD(x + 2 * i + VL);
+        if (nm > 1) {
+            u0 = NT(cmul)(u0, NT_LD(y + 2 * i), alt);
+            u1 = NT(cmul)(u1, NT_LD(y + 2 * i + VL), alt);
+        }
+        if (!unit) {
+            u0 = crv * u0 + civ * __builtin_shuffle(u0, sw);
+            u1 = crv * u1 + civ * __builtin_shuffle(u1, sw);
+        }
+        if (!first) { u0 += NT_LD(o + 2 * i); u1 += NT_LD(o + 2 * i + VL); }
+        NT_ST(o + 2 * i, u0);
+        NT_ST(o + 2 * i + VL, u1);
+    }
+    for (; i + H <= n; i += H) {
+        NT(vec) u = NT_LD(x + 2 * i);
+        if (nm > 1) u = NT(cmul)(u, NT_LD(y + 2 * i), alt);
+        if (!unit) u = crv * u + civ * __builtin_shuffle(u, sw);
+        if (!first) u += NT_LD(o + 2 * i);
+        NT_ST(o + 2 * i, u);
+    }
+    return i;
+}
+
 NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         T *o, ep_inc_t so, const T *cp, int first)
 {
     const T cr = cp[0], ci = cp[1];
+    if ((nm == 1 || nm == 2) && so == 1 && s[0] == 1 && (nm == 1 || s[1] == 1) &&
+        n >= VL / 2) {
+        ep_dim_t i = NT(prod_contig)(nm, p, n, o, cr, ci, first);
+        if (i < n) {
+            const T *q[2] = {p[0] + 2 * i, nm > 1 ? p[1] + 2 * i : p[0]};
+            NT(row_prod)(nm, q, s, n - i, o + 2 * i, so, cp, first);
+        }
+        return;
+    }
     if (nm == 2 && cr == 1 && ci == 0) {
         const T *x = p[0], *y = p[1];
         ep_inc_t sx = 2 * s[0], sy = 2 * s[1];
@@ -484,6 +555,36 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             }
         }
     }
+#else
+    if (nm == 2 && n <= NB && (n < VL || !contig)) {
+        // short or strided complex dots four rows at a time: eight
+        // independent chains instead of one row's two (FMA latency)
+        ep_inc_t sx = 2 * s[0], sy = 2 * s[1], ax = 2 * rs[0], ay = 2 * rs[1];
+        for (; r + 4 <= R; r += 4) {
+            const T *x = p[0] + r * ax, *y = p[1] + r * ay;
+            T ar[4] = {0, 0, 0, 0}, ai[4] = {0, 0, 0, 0};
+            for (ep_dim_t i = 0; i < n; i++) {
+                for (int t = 0; t < 4; t++) {
+                    const T *u = x + i * sx + t * ax, *w = y + i * sy + t * ay;
+                    ar[t] += u[0] * w[0] - u[1] * w[1];
+                    ai[t] += u[0] * w[1] + u[1] * w[0];
+                }
+            }
+            for (int t = 0; t < 4; t++) {
+                if (nf) {
+                    T sc[2];
+                    NT(scale)(nf, f, fs, r + t, sc);
+                    T v = ar[t] * sc[0] - ai[t] * sc[1];
+                    ai[t] = ar[t] * sc[1] + ai[t] * sc[0];
+                    ar[t] = v;
+                }
+                T *d = o + 2 * (r + t) * so;
+                int fr = first && (r + t == 0 || so != 0);
+                d[0] = fr ? ar[t] : d[0] + ar[t];
+                d[1] = fr ? ai[t] : d[1] + ai[t];
+            }
+        }
+    }
 #endif
     for (; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
@@ -613,6 +714,8 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 
 #undef NT_FN
 #undef NT_PAIR_SWAP
+#undef NT_PAIR_RE
+#undef NT_PAIR_IM
 #undef NT_VB
 #undef NT_LD
 #undef NT_ST

@@ -1,8 +1,10 @@
 """A small machine model for explain reports: peak, bandwidth, predicted times.
 
 Nothing here decides how a contraction runs (the planner does); this module
-only *prices* a Plan so that ``explain`` can print a predicted time and a
-percentage of peak next to a measured one.
+*prices* a Plan so that ``explain`` can print a predicted time and a
+percentage of peak next to a measured one, and prices a GEMM plan's steps in
+cycles (``gemm_cycles``, no calibration) for the planner to weigh against the
+loop nest's.
 
 Peak FLOP rate, per core::
 
@@ -64,7 +66,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -78,6 +80,8 @@ TABLE_FMA_UNITS = {"avx512": 2, "avx2": 2, "generic": 2}
 GEMM_EFFICIENCY = 0.9          # full GEMM / micro-kernel rate (see docstring)
 GEMV_EFFICIENCY = 0.5          # no-pack GEMV loops vs FMA peak, data in cache (rough)
 SMM_EFFICIENCY = 0.85           # narrow in-place GEMM (smm): 0.8-0.95 measured for n >= 16
+SMM_ROW_CYCLES = 12.0          # per row of C on the smm path ('abc,cd->adb' (2710,8,4) x
+                               # (4,3) f32, n = 3, k = 4: 15 cycles a row, Zen 3, 2026-11)
 CALL_OVERHEAD_S = 4e-6         # per einsum call
 GEMM_OVERHEAD_S = 0.5e-6       # per GEMM of a batch loop
 STEP_OVERHEAD_S = 1e-6         # per numpy (reduce / copy) step
@@ -378,6 +382,13 @@ def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, byte
         nr_ = n_real_gemms if n_real_gemms > 1 else 1
         moved = (bytes_a + bytes_b + bytes_c) * nr_
         t_c = flops / (mach.peak_gflops(dtype, s.threads) * 1e9 * eff)
+        if s.path == KernelPath.SMM:
+            # per row of C: an FMA per k and vector of n (a narrow n fills
+            # part of its vector) and the row's loads and stores
+            rows = s.M * s.NB * nr_
+            cyc = rows * (_ceil(s.N, mach.lanes(dtype)) * s.K / (mach.fma_units * eff)
+                          + SMM_ROW_CYCLES)
+            t_c = cyc / (mach.clock_ghz * 1e9 * max(s.threads, 1))
         t_m = moved / (mach.bandwidth_gbs * 1e9)
         t_o = (CALL_OVERHEAD_S if overhead_call else 0.0) + GEMM_OVERHEAD_S * s.NB * nr_
         body = max(t_c, t_m)
@@ -456,3 +467,45 @@ def predict_stream(mach: Machine, bytes_moved: float, flops: float = 0.0,
     seconds = t_mem + t_over
     return Prediction(flops, bytes_moved, 0.0, 0.0, 0.0, t_mem, t_over, seconds,
                       "memory" if t_mem > t_over else "overhead", 1.0, 1)
+
+
+N_REAL_GEMMS = {"": 1, "cc": 4, "1m": 1}   # real GEMMs per complex mode
+
+
+def cycle_machine() -> Machine:
+    """This CPU as the model sees it before any calibration run, at a clock
+    of 1 GHz: times it predicts are cycles (in ns).  For comparing kernels by
+    their compute-side cost, which the clock does not change."""
+    cfg = _native.kernel_config()
+    isa = cfg["isa"]
+    c = cfg["caches"]
+    return Machine("", isa, VECTOR_BITS.get(isa, 128), TABLE_FMA_UNITS.get(isa, 1), "table",
+                   1.0, "unit", None, DEFAULT_BANDWIDTH_GBS, "assumed", int(cfg["threads"]),
+                   int(c["l1d"]), int(c["l2"]), int(c["l3"]))
+
+
+def gemm_cycles(steps, dtype) -> float:
+    """Compute-side cycles of a plan's GemmSteps (arithmetic at the tile use
+    of their schedule, packing, a GEMM call's start-up), one thread: what the
+    packed GEMM engine spends beyond reading the operands once.  Other steps
+    count one cycle per element they touch."""
+    mach = cycle_machine()
+    real = np.dtype(dtype).type(0).real.dtype
+    item = np.dtype(dtype).itemsize
+    cycles = 0.0
+    for st in steps:
+        if getattr(st, "engine", "") != "gemm" or st.kernel is None:
+            cycles += math.prod(getattr(st, "src_shape", ()) or (1,))
+            continue
+        c2 = 2 if st.complex_mode == "1m" else 1
+        M, N, K, NB = st.m.extent, st.n.extent, st.k.extent, st.batch.extent
+        sched = schedule_of(st.kernel, M, c2 * N, c2 * K, NB)
+        sched = replace(sched, threads=1)
+        gather_a = len(st.m.axes) > 1 or len(st.k.axes) > 1
+        gather_b = len(st.n.axes) > 1 or len(st.k.axes) > 1
+        pred = predict_gemm(mach, real, sched, NB * M * K * item, NB * K * N * item,
+                            NB * M * N * item, N_REAL_GEMMS.get(st.complex_mode, 1),
+                            gather_a, gather_b, overhead_call=False,
+                            direct_b=st.kernel.b_in_place)
+        cycles += (pred.t_compute + pred.t_pack + pred.t_overhead) * 1e9
+    return cycles

@@ -20,7 +20,7 @@ import itertools
 import math
 
 from . import _native
-from .model import VECTOR_BITS
+from .model import VECTOR_BITS, gemm_cycles
 from .plan import KernelKind, NestLoop, NestStep
 
 LINE = 64                # bytes per cache line
@@ -54,8 +54,60 @@ def nest_dtype_ok(dtype) -> bool:
 
 def choose_engine(m: int, n: int, k: int) -> str:
     """'gemm' when the step's m, n and k extents all reach MIN_GEMM_EDGE,
-    else 'nest' (GEMV, dot, outer, elementwise and thin or tiny GEMMs)."""
+    else 'nest' (GEMV, dot, outer, elementwise and thin or tiny GEMMs).
+    The structural rule; a thin GEMM (``is_thin``) is then decided by
+    ``engine_by_cost`` between both engines' plans."""
     return "gemm" if min(m, n, k) >= MIN_GEMM_EDGE else "nest"
+
+
+def is_thin(m: int, n: int, k: int) -> bool:
+    """A GEMM (m, n, k all >= 2) with an edge below MIN_GEMM_EDGE: the
+    packed engine's narrow paths (smm: n in one vector row, A and C in
+    place) and the nest's rows both may win there."""
+    return 2 <= min(m, n, k) < MIN_GEMM_EDGE
+
+
+NEST_ROW_START = 20.0    # cycles to start one row of the nest (pointers, a call, a store)
+COMPLEX_OPS = 4          # real multiply-adds per complex one
+
+
+def nest_cycles(step, dtype) -> float:
+    """Compute-side cycles of a NestStep, one thread: each iteration's
+    multiply-adds (complex ones count COMPLEX_OPS) in vectors of the kernel
+    set's lanes where the row is vectorised (contiguous, or the small-edge
+    kernel), one by one where it gathers, plus NEST_ROW_START per row."""
+    real = _itemsize(dtype) // (2 if str(dtype).startswith("complex") else 1)
+    lanes = max(1, VECTOR_BITS.get(_native.isa(), 128) // 8 // real)
+    ops = len(step.inputs) * (COMPLEX_OPS if str(dtype).startswith("complex") else 1)
+    if not step.loops:
+        return NEST_ROW_START
+    total = math.prod(lp.extent for lp in step.loops)
+    row = step.loops[-1].extent * (step.short or 1)
+    vec = step.short or step.row.endswith("contig")
+    return total * (ops / lanes if vec else ops) + total / row * NEST_ROW_START
+
+
+# The packed engine's price must be below this share of the nest's: what its
+# compute-side price leaves out (its packed panels' traffic, its call's
+# set-up) costs it about that much.  Zen 3, 1 thread, loaded, ratio to numpy
+# nest / packed engine: 'ij,jk->ki' (3000,1500) x (1500,2) f32 (priced 0.15)
+# 0.95 / 1.40; 'ij,jk->ik' (2,5000) x (5000,64) f64 (0.58) 0.78 / 1.34;
+# 'ij,jk->ik' (11,200000) x (200000,2) f64 (0.76) 0.93 / 0.61; 'ij,kj->ik'
+# (300,3) x (53,3) f64 (0.86) 4.3 / 2.4; 'abc,cd->adb' (2710,8,4) x (4,3)
+# f32 (4.8) 1.40 / 0.71.
+GEMM_CYCLE_MARGIN = 0.6
+
+
+def engine_by_cost(nest, gemm_steps, dtype):
+    """('nest' or 'gemm', why) for a thin GEMM planned on both engines: the
+    packed engine when its predicted compute cycles (model.gemm_cycles) are
+    below GEMM_CYCLE_MARGIN of the nest's (``nest_cycles``); both read each
+    operand once, so memory traffic does not tell them apart."""
+    cn = nest_cycles(nest, dtype)
+    cg = gemm_cycles(gemm_steps, dtype)
+    engine = "gemm" if cg < GEMM_CYCLE_MARGIN * cn else "nest"
+    return engine, (f"{engine} by predicted compute: nest {cn / 1e3:.1f} kcycles, "
+                    f"packed GEMM engine {cg / 1e3:.1f} kcycles")
 
 
 def _line_cost(strides, itemsize, extent, resident=()):

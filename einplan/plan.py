@@ -251,6 +251,7 @@ class GemmStep:
     # the plan is made; not part of the plan's identity
     native: object = field(default=None, compare=False, repr=False)
     engine: str = "gemm"
+    why: str = ""            # why this engine, when both were priced (a thin GEMM)
     # the C core's schedule and the orientation's reason, filled with
     # ``native`` when the planner has made the descriptor
     kernel: KernelChoice | None = None
@@ -325,6 +326,7 @@ class NestStep:
     block: int = 0           # > 0: the row runs in blocks of this many elements
     short: int = 0           # > 0: the small-edge kernel, the loop around the row
                              # (this extent) held in registers with it
+    why: str = ""            # why this engine, when both were priced (a thin GEMM)
     native: object = field(default=None, compare=False, repr=False)
 
     @property

@@ -12,7 +12,9 @@
                                   the micro-kernel's vectors run; for a free output
                                   (order='K', intermediates) also C's memory order
   2f  nest.choose_engine          the GEMM engine or the loop nest, per step (or
-                                  one nest for the whole call)
+                                  one nest for the whole call); a two-operand
+                                  thin GEMM is planned on both and
+      nest.engine_by_cost         the cheaper by predicted compute runs
       cost.steps_seconds          three or more operands: one nest over all of
                                   them and each candidate path (path.candidate_paths)
                                   built and priced, the cheapest kept
@@ -38,13 +40,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import _native
+from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
-from .nest import MAXIN, choose_engine, nest_dtype_ok, nest_step, step_kind
+from .nest import (MAXIN, choose_engine, engine_by_cost, is_thin, nest_dtype_ok, nest_step,
+                   step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
 from .orient import choose_kernel, numpy_k_order, orient_step, out_eff_labels, unit_label
-from .cost import nest_seconds, steps_seconds
 from .path import ITERATION_SLACK, candidate_paths, check_explicit as check_explicit_path
 from .path import iterations as path_iterations, pairwise_path
 from .plan import OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, Plan, ReduceStep
@@ -148,7 +151,20 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         b = _builder(spec, infos, options, out_info, gemm_only, dtype)
         # 2f: the whole call as one loop nest when its step is not worth a GEMM
         if _whole_call_nest(b, views, infos, dtype, out_eff):
-            return _nest_plan(b, views, dtype, shape, out_eff)
+            plan = _nest_plan(b, views, dtype, shape, out_eff)
+            # a real thin GEMM: planned on the packed engine too, the cheaper
+            # runs (complex stays in the nest: the packed engine's 1m panels,
+            # twice B's bytes and padded to whole tiles, cost more than its
+            # price says)
+            if _thin_pair(b, views, out_eff) and dtype in _NATIVE:
+                gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
+                engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
+                if engine == "gemm" and gemm.fallback is None:
+                    return replace(gemm, steps=tuple(replace(st, why=why)
+                                                     if isinstance(st, GemmStep) else st
+                                                     for st in gemm.steps))
+                return replace(plan, steps=(replace(plan.steps[0], why=why),))
+            return plan
         return _path_plan(b, views, infos, dtype, shape, out_eff, None)
     return _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
                           out_eff)
@@ -448,6 +464,17 @@ def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
     r = assign_roles(labels[0], labels[1], out_eff)
     return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
                          _group_extent(r.k, sizes)) == "nest"
+
+
+def _thin_pair(b, views, out_eff) -> bool:
+    """Two operands whose pairwise step is a thin GEMM (nest.is_thin): both
+    engines are planned and priced."""
+    if len(views) != 2:
+        return False
+    r = assign_roles(views[0].labels, views[1].labels, out_eff)
+    sizes = b.sizes
+    return is_thin(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
+                   _group_extent(r.k, sizes))
 
 
 def _out_strides(b):

@@ -90,6 +90,7 @@ def test_row_prod_paths(isa, dtype, n, one_thread):
     stores and later visits add (a sum over an outer loop), stride-0 input."""
     rng = np.random.default_rng(n + 1)
     A, B = _rand(rng, (3, n), dtype), _rand(rng, (n, 3), dtype)
+    A2 = _rand(rng, (3, n), dtype)
     v = _rand(rng, 3, dtype)
     out = np.full(n, np.nan, dtype)
     cases = [
@@ -97,6 +98,8 @@ def test_row_prod_paths(isa, dtype, n, one_thread):
         (2, (A, B), [(3, n, 1, 0), (n, 1, 3, 1)], (A * B.T).sum(0)),       # 'ij,ji->j'
         (3, (A, A, A), [(3, n, n, n, 0), (n, 1, 1, 1, 1)], (A ** 3).sum(0)),
         (2, (A, v), [(3, n, 1, 0), (n, 1, 0, 1)], (A * v[:, None]).sum(0)),  # axpy form
+        # two contiguous inputs times a scale ('ij,ij,i->j': complex products per lane pair)
+        (3, (A, A2, v), [(3, n, n, 1, 0), (n, 1, 1, 0, 1)], (A * A2 * v[:, None]).sum(0)),
     ]
     for nin, ins, loops, want in cases:
         out[...] = np.nan
@@ -125,6 +128,12 @@ def test_rows_and_tiles(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 2, [(m, n, 1, 1), (n, 1, m, 0)], tile=tile)(
                 (A, B), o, isa=isa)
             _close(o, (A * B.T).sum(1), dtype, n)
+            # the same strided dots times a scale per row ('ab,ba,a->a')
+            u = _rand(rng, m, dtype)
+            o = np.empty(m, dtype)
+            _native.prepare_nest(dtype, 3, [(m, n, 1, 1, 1), (n, 1, m, 0, 0)], tile=tile)(
+                (A, B, u), o, isa=isa)
+            _close(o, (A * B.T).sum(1) * u, dtype, n)
             o = np.empty(n, dtype)
             _native.prepare_nest(dtype, 2, [(m, n, 1, 0), (n, 1, m, 1)], tile=tile)(
                 (A, B), o, isa=isa)

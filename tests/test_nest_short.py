@@ -189,3 +189,38 @@ def test_thin_gemms_choose_the_small_edge_kernel(subs, sa, sb):
     assert "small-edge kernel" in text, text
     steps = _nest_steps("ij,jk->ik", np.ones((64, 64)), np.ones((64, 64)))
     assert all(s.short == 0 for s in steps)
+
+
+def _steps(subscripts, *ops):
+    from einplan.operands import describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return make_plan(spec, describe_operands(arrays)).steps
+
+
+def test_thin_gemm_engine_by_predicted_cost():
+    """A GEMM with an edge below MIN_GEMM_EDGE is planned on both engines
+    and the cheaper by predicted compute runs, the reason recorded in the
+    step and printed by explain: a narrow n the packed engine's smm path
+    holds in one vector row ('ij,jk->ki' n = 2, k = 1500) goes to it; a
+    short k and n whose smm rows would be mostly start-up ('abc,cd->adb'
+    n = 3, k = 4) stays in the nest's small-edge kernel."""
+    from einplan.plan import GemmStep
+    rng = np.random.default_rng(5)
+    a, b = rand((3000, 1500), "float32", rng=rng), rand((1500, 2), "float32", rng=rng)
+    (step,) = _steps("ij,jk->ki", a, b)
+    if _native.isa() != "generic":   # the portable kernel set has no smm path
+        assert isinstance(step, GemmStep) and step.why.startswith("gemm by predicted"), step
+    assert step.why.startswith(f"{step.engine} by predicted"), step
+    assert f"{step.engine} by predicted compute" in str(einplan.explain("ij,jk->ki", a, b))
+    _close(einplan.einsum("ij,jk->ki", a, b), np.einsum("ij,jk->ki", a, b), "float32", 1500)
+    a, b = rand((2710, 8, 4), "float32", rng=rng), rand((4, 3), "float32", rng=rng)
+    (step,) = _steps("abc,cd->adb", a, b)
+    assert isinstance(step, NestStep) and step.why.startswith("nest by predicted"), step
+    assert step.short >= 2
+    assert "nest by predicted compute" in str(einplan.explain("abc,cd->adb", a, b))
+    _close(einplan.einsum("abc,cd->adb", a, b), np.einsum("abc,cd->adb", a, b), "float32", 4)
+    # a GEMM with every edge at least MIN_GEMM_EDGE is not priced twice
+    (step,) = _steps("ij,jk->ik", np.ones((64, 64)), np.ones((64, 64)))
+    assert isinstance(step, GemmStep) and step.why == ""

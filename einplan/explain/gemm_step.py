@@ -58,7 +58,7 @@ def build(ctx, i, step) -> Step:
     return Step(
         i, step.kind.value,
         f"{ctx.slot_source.get(step.a)} x {ctx.slot_source.get(step.b)} -> "
-        f"{ctx.slot_source.get(step.c)}",
+        f"{ctx.slot_source.get(step.c)}" + (f" ({step.why})" if step.why else ""),
         a=ctx.slot(step.a), b=ctx.slot(step.b), c=ctx.slot(step.c),
         roles=_role_rows(ctx, step, groups, sa, sb, sc),
         groups={r: [{"labels": ctx.d(ax.labels), "extent": int(ax.extent),

@@ -44,7 +44,8 @@ def build(ctx, i, step) -> Step:
                if step.block else "")
             + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
                f"held in registers around the row" if step.short else "")
-            + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread"))
+            + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread")
+            + (f" ({step.why})" if step.why else ""))
     kernel = Kernel("nest", _native.isa(),
                     threads=threads, parallel_loop=split if threads > 1 else "none")
     nest = NestDesc(step.engine, loops, step.row,
