@@ -129,12 +129,15 @@ def prepare_gemm(dtype, m, n, k, batch=()):
     return _require().GemmCall(dtype, tuple(m), tuple(n), tuple(k), tuple(batch))
 
 
-def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=False):
+def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=False,
+                 tile_row=0):
     """A NestCall: ``out = sum prod(inputs)`` over ``loops`` (outer to inner,
     each (extent, stride per input, stride of the output), in elements),
     validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h).
-    ``short``: the two innermost loops run in the small-edge kernel."""
-    return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile, block, short)
+    ``short``: the two innermost loops run in the small-edge kernel;
+    ``tile`` x ``tile_row`` (0: square): the tiles of the two innermost."""
+    return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile, block, short,
+                               tile_row)
 
 
 def nest_runner(call, idx, mem_shape, perm, scalar):
