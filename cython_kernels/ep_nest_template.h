@@ -604,7 +604,46 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         }
     }
     ep_dim_t r = 0;
-#if !CPX
+#if CPX
+    if (nm == 2 && contig && so == 0 && nf == 0 && n <= 4 * VL && R > 1) {
+        // short contiguous complex dots summed into one element: the rows'
+        // products in vector accumulators, NB elements per partial sum,
+        // the partials combined pairwise (no per-row set-up)
+        const NT(ivec) sw = NT_PAIR_SWAP;
+        ep_dim_t per = NB / n, cnt = 0;
+        T lr[64], li[64];
+        for (ep_dim_t r0 = 0; r0 < R; r0 += per) {
+            ep_dim_t r1 = R - r0 < per ? R : r0 + per;
+            NT(vec) a = {0}, b = {0};
+            T tr = 0, tm = 0;
+            for (ep_dim_t rr = r0; rr < r1; rr++) {
+                const T *x = p[0] + 2 * rr * rs[0], *y = p[1] + 2 * rr * rs[1];
+                ep_dim_t i = 0;
+                for (; i + VL <= 2 * n; i += VL) {
+                    NT(vec) u = NT_LD(x + i), v = NT_LD(y + i);
+                    a += u * v;
+                    b += u * __builtin_shuffle(v, sw);
+                }
+                for (; i < 2 * n; i += 2) {
+                    tr += x[i] * y[i] - x[i + 1] * y[i + 1];
+                    tm += x[i] * y[i + 1] + x[i + 1] * y[i];
+                }
+            }
+            T vr = NT(hsum)(a, 2, 0) - NT(hsum)(a, 2, 1) + tr;
+            T vi = NT(hsum)(b, 2, 0) + NT(hsum)(b, 2, 1) + tm;
+            int k = 0;
+            for (; cnt >> k & 1; k++) { vr = lr[k] + vr; vi = li[k] + vi; }
+            lr[k] = vr; li[k] = vi;
+            cnt++;
+        }
+        T sr = 0, sm = 0;
+        for (int k = 0; cnt >> k; k++)
+            if (cnt >> k & 1) { sr = lr[k] + sr; sm = li[k] + sm; }
+        o[0] = first ? sr : o[0] + sr;
+        o[1] = first ? sm : o[1] + sm;
+        return;
+    }
+#else
     if (nm == 2 && n <= NB && (n < 4 * VL || !contig)) {
         // short or strided dots four rows at a time: four independent chains
         ep_inc_t sx = s[0], sy = s[1];

@@ -177,7 +177,8 @@ def merge_loops(loops):
 
 
 PACK_BYTES = 32 << 10    # a tile's copy of one strided input (about L1)
-PACK_ROWS = 8            # fewest rows (or columns) of a tile that takes a side whole
+PACK_ROWS = 8            # fewest rows of a tile that takes the row whole
+PACK_RUN = 256           # shortest row of a tile that takes all the rows
 
 
 def packed(outer, row):
@@ -224,8 +225,10 @@ def _packed_tile(e_outer, e_row, itemsize):
     elems = PACK_BYTES // itemsize
     if e_row * PACK_ROWS <= elems:
         return (min(e_outer, _pow2_floor(elems // e_row)), e_row)
-    if e_outer * PACK_ROWS <= elems:
-        return (e_outer, min(e_row, _pow2_floor(elems // e_outer)))
+    if e_outer * PACK_RUN <= 4 * elems:
+        # rows of at least PACK_RUN: each operand read in place is a few
+        # streams of whole pages, the copy up to a few PACK_BYTES (in L2)
+        return (e_outer, min(e_row, max(PACK_RUN, _pow2_floor(elems // e_outer))))
     edge = _pow2_floor(math.sqrt(elems))
     return (edge, edge)
 

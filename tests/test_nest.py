@@ -177,6 +177,25 @@ def test_tiles_copy_crossed_inputs(isa, dtype, one_thread):
         _close(o, A * D, dtype, 1)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
+    """Many short contiguous complex dots summed into one element
+    ('abcd,bcad->' with d = 8 innermost): rows in vector accumulators,
+    partial sums of NB elements combined pairwise, a later visit adds."""
+    rng = np.random.default_rng(17)
+    for n in (1, 2, 3, 5, 7, 8, 16, 33):
+        for R in (2, 300, 3001):
+            A, B = _rand(rng, (R, n + 2), dtype), _rand(rng, (R, n), dtype)
+            o = np.empty((), dtype)
+            _native.prepare_nest(dtype, 2, [(R, n + 2, n, 0), (n, 1, 1, 0)])(
+                (A, B), o, isa=isa)
+            _close(o, (A[:, :n] * B).sum(), dtype, R * n)
+            _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, n + 2, n, 0), (n, 1, 1, 0)])(
+                (A, B), o, isa=isa)
+            _close(o, 2 * (A[:, :n] * B).sum(), dtype, R * n)
+
+
 def test_tile_shapes_take_the_short_side_whole():
     """A crossed pair of loops with a short row is tiled whole rows by a
     block of the long side, a long pair square, and the explain report
