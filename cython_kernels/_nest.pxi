@@ -14,6 +14,7 @@ cdef extern from "ep_nest.h" nogil:
         int split
         int nthreads
         int tile
+        int tile_row
         ep_dim_t block
         int short_loop
         int conj
@@ -37,7 +38,7 @@ cdef class NestCall:
     cdef bint empty
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
-                 int64_t block=0, bint short_loop=False, bint conj=False):
+                 int64_t block=0, bint short_loop=False, int tile_row=0, bint conj=False):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -56,6 +57,7 @@ cdef class NestCall:
         self.d.split = split if -1 <= split < len(loops) else -1
         self.d.nthreads = max(nthreads, 1)
         self.d.tile = max(tile, 0)
+        self.d.tile_row = max(tile_row, 0)
         self.d.block = max(block, 0)
         self.d.short_loop = short_loop
         self.d.conj = conj

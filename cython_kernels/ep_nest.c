@@ -129,6 +129,8 @@ typedef void (*ep_short_rows_fn)(int nin, const void *const *p, const ep_inc_t *
 typedef void (*ep_row_dotc_fn)(const void *const *p, const ep_inc_t *s, ep_dim_t n, void *res);
 typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
                                        ep_dim_t n);
+typedef void (*ep_pack_fn)(const void *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n,
+                           void *buf);
 typedef struct {
     ep_row_sum_fn sum;
     ep_row_prod_fn prod;
@@ -136,13 +138,14 @@ typedef struct {
     ep_rows_prod_fn rows_prod;
     ep_short_rows_fn short_rows;
     ep_short_buffer_fn short_buffer;
+    ep_pack_fn pack;
     ep_row_dotc_fn dotc;     // complex only: sum conj(x) * y (NULL for real types)
 } ep_rows_t;
 
 #define EP_ROWS(p, dotc) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod,  \
                      (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
                      (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
-                     (ep_row_dotc_fn)dotc }
+                     (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc }
 static const ep_rows_t ep_rows_generic[4] = {
     EP_ROWS(ep_nest_gs_, NULL), EP_ROWS(ep_nest_gd_, NULL),
     EP_ROWS(ep_nest_gc_, ep_nest_gc_row_dotc), EP_ROWS(ep_nest_gz_, ep_nest_gz_row_dotc)};
@@ -241,7 +244,9 @@ typedef struct {
     ep_dim_t row_n;                  // elements of the row (of its block)
     int split;                       // the loop shared out (-1: one thread runs all)
     int shortk;                      // the small-edge kernel runs the two innermost loops
-    void *sbuf;                      // its copies of strided inputs (this thread's)
+    int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
+    void *sbuf;                      // the small-edge kernel's or the tiles' copies of
+                                     // strided inputs (this thread's)
 } ep_nest_ctx_t;
 
 // The small-edge kernel over the loop at dpt (the rows; none when dpt is the
@@ -310,6 +315,66 @@ static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_di
     }
 }
 
+// The two innermost loops (dpt and the row) in tiles of d->tile x tile_row:
+// every operand's lines stay in cache while the other axis runs.  An input
+// marked in c->pk (near unit-stride along dpt, strided along the row) is
+// first copied into contiguous rows, read along its own unit stride, so the
+// row kernel runs SIMD on it and its pages are walked once per tile, not
+// once per element.  A tile whose rows then all lie end to end (the output
+// too, or summed along both loops) runs as one row.
+static void ep_tiles(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
+                     ep_dim_t lo, ep_dim_t hi)
+{
+    const ep_nest_desc_t *d = c->d;
+    int es = c->es;
+    ep_dim_t E0 = d->extent[dpt], E1 = c->row_n;
+    ep_dim_t ti = d->tile, tj = d->tile_row > 0 ? d->tile_row : d->tile;
+    ep_inc_t so0 = d->stride[c->nin][dpt];
+    ep_dim_t i_lo = dpt == c->split ? lo : 0, i_hi = dpt == c->split ? hi : E0;
+    ep_dim_t j_lo = c->inner == c->split ? lo : 0, j_hi = c->inner == c->split ? hi : E1;
+    for (ep_dim_t i0 = i_lo; i0 < i_hi; i0 += ti) {
+        ep_dim_t R = i_hi - i0 < ti ? i_hi - i0 : ti;
+        for (ep_dim_t j0 = j_lo; j0 < j_hi; j0 += tj) {
+            ep_dim_t jn = j_hi - j0 < tj ? j_hi - j0 : tj;
+            int fj = first && (j0 == 0 || c->so != 0);
+            // the tile's rows in one call
+            const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
+            ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN], s[EP_NEST_MAXIN];
+            char *buf = c->sbuf;
+            int flat = 1;
+            for (int j = 0; j < c->nm; j++) {
+                int op = c->mv[j];
+                p[j] = ptr[op] + (i0 * d->stride[op][dpt] + j0 * c->ms[j]) * es;
+                rs[j] = d->stride[op][dpt];
+                s[j] = c->ms[j];
+                if (c->pk[j]) {
+                    c->rows->pack(p[j], rs[j], s[j], R, jn, buf);
+                    p[j] = buf;
+                    buf += R * jn * es;
+                    rs[j] = jn;
+                    s[j] = 1;
+                }
+                flat &= s[j] == 1 && rs[j] == jn;
+            }
+            for (int j = 0; j < c->nf; j++) {
+                int op = c->fx[j];
+                fp[j] = ptr[op] + i0 * d->stride[op][dpt] * es;
+                fs[j] = d->stride[op][dpt];
+            }
+            flat &= c->nf == 0 && ((c->so == 0 && so0 == 0) || (c->so == 1 && so0 == jn));
+            char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
+            int f = fj && (i0 == 0 || so0 != 0);
+            ep_dim_t n = jn;
+            if (flat) { n = R * jn; R = 1; }
+            if (c->so == 0)
+                c->rows->rows_sum(c->nm, p, s, n, rs, R, o, so0, f, c->nf, fp, fs);
+            else
+                c->rows->rows_prod(c->nm, p, s, n, rs, R, o, c->so, so0, f, c->nf, fp, fs);
+            if (flat) R = n / jn;
+        }
+    }
+}
+
 static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
                    ep_dim_t lo, ep_dim_t hi)
 {
@@ -328,41 +393,7 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
     }
     char *q[EP_NEST_MAXIN + 1];
     if (d->tile > 0 && dpt == c->inner - 1) {
-        // two innermost loops in square tiles: every operand's lines stay
-        // in cache while the other axis runs
-        ep_dim_t E0 = d->extent[dpt], E1 = c->row_n, t = d->tile;
-        ep_inc_t so0 = d->stride[c->nin][dpt];
-        ep_dim_t i_lo = dpt == c->split ? lo : 0, i_hi = dpt == c->split ? hi : E0;
-        ep_dim_t j_lo = c->inner == c->split ? lo : 0, j_hi = c->inner == c->split ? hi : E1;
-        for (ep_dim_t i0 = i_lo; i0 < i_hi; i0 += t) {
-            ep_dim_t i1 = i0 + t < i_hi ? i0 + t : i_hi;
-            for (ep_dim_t j0 = j_lo; j0 < j_hi; j0 += t) {
-                ep_dim_t jn = j_hi - j0 < t ? j_hi - j0 : t;
-                int fj = first && (j0 == 0 || c->so != 0);
-                // the tile's rows in one call
-                const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
-                ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN];
-                for (int j = 0; j < c->nm; j++) {
-                    int op = c->mv[j];
-                    p[j] = ptr[op] + (i0 * d->stride[op][dpt] + j0 * c->ms[j]) * es;
-                    rs[j] = d->stride[op][dpt];
-                }
-                for (int j = 0; j < c->nf; j++) {
-                    int op = c->fx[j];
-                    fp[j] = ptr[op] + i0 * d->stride[op][dpt] * es;
-                    fs[j] = d->stride[op][dpt];
-                }
-                char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
-                int f = fj && (i0 == 0 || so0 != 0);
-                if (c->so == 0)
-                    c->rows->rows_sum(c->nm, p, c->ms, jn, rs, i1 - i0, o, so0, f,
-                                      c->nf, fp, fs);
-                else
-                    c->rows->rows_prod(c->nm, p, c->ms, jn, rs, i1 - i0, o, c->so, so0,
-                                       f, c->nf, fp, fs);
-            }
-        }
-        (void)E0;
+        ep_tiles(c, dpt, ptr, first, lo, hi);
         return;
     }
     ep_dim_t e = d->extent[dpt];
@@ -460,6 +491,20 @@ static void ep_nest_context(const ep_nest_desc_t *d, int nt, ep_nest_ctx_t *c,
         c->shortk = 1;
     }
     *sbuf_n = 0;
+    if (d->tile > 0 && d->ndim >= 2 && !c->shortk) {
+        // tiles copy the inputs strided along the row that move by less
+        // along the loop around it (but do move: a row shared by every
+        // row of the tile is read in place)
+        ep_dim_t ti = d->tile, tj = d->tile_row > 0 ? d->tile_row : d->tile;
+        if (ti > d->extent[c->inner - 1]) ti = d->extent[c->inner - 1];
+        if (tj > d->extent[c->inner]) tj = d->extent[c->inner];
+        for (int j = 0; j < c->nm; j++) {
+            ep_inc_t so = d->stride[c->mv[j]][c->inner - 1], si = c->ms[j];
+            ep_inc_t ao = so < 0 ? -so : so, ai = si < 0 ? -si : si;
+            c->pk[j] = so != 0 && ao < ai && ai > 2;
+            if (c->pk[j]) *sbuf_n += ti * tj;
+        }
+    }
     if (c->shortk) {
         ep_inc_t rs[EP_NEST_MAXIN], rl[EP_NEST_MAXIN];
         for (int j = 0; j < d->nin; j++) {
@@ -536,7 +581,7 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
     // the small-edge kernel's copies: one buffer per thread, allocated
     // before any thread starts so a failure is reported, not dereferenced
     char *sbuf = NULL;
-    if (c.shortk) {
+    if (sbuf_n > 0) {
         sbuf = malloc((size_t)nt * (size_t)sbuf_n * (size_t)c.es);
         if (!sbuf) return EP_ERR_NOMEM;
     }

@@ -28,6 +28,10 @@ typedef struct {
     int split;               // loop the threads share out, -1: none
     int nthreads;            // most threads worth using (capped by the library's setting)
     int tile;                // > 0: the two innermost loops run in tiles of this edge
+                             // along the outer of the two (inputs strided along the row
+                             // and near unit-stride along the outer loop are copied
+                             // per tile into contiguous rows first)
+    int tile_row;            // the tiles' edge along the row (0: the same as tile)
     ep_dim_t block;          // > 0: the innermost loop runs in blocks of this many
                              // elements, the block loop outside every other loop (what
                              // the outer loops re-read of a long row stays in cache)

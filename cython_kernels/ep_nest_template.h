@@ -21,6 +21,85 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 #define NT_LD(q) (*(const NT(vec) *)(q))
 #define NT_ST(q, v) (*(NT(vec) *)(q) = (v))
 #define NB 2048
+#define NT_CH 256            // elements of a strided row gathered into L1 at a time
+
+// lane indices: REV reverses a vector; EVEN takes the even lanes of two
+// (stride 2); PREV and PEVEN do the same with (re, im) pairs as the lanes
+#if VL == 2
+#define NT_REV {1, 0}
+#define NT_EVEN {0, 2}
+#define NT_PREV {0, 1}
+#define NT_PEVEN {0, 1}
+#elif VL == 4
+#define NT_REV {3, 2, 1, 0}
+#define NT_EVEN {0, 2, 4, 6}
+#define NT_PREV {2, 3, 0, 1}
+#define NT_PEVEN {0, 1, 4, 5}
+#elif VL == 8
+#define NT_REV {7, 6, 5, 4, 3, 2, 1, 0}
+#define NT_EVEN {0, 2, 4, 6, 8, 10, 12, 14}
+#define NT_PREV {6, 7, 4, 5, 2, 3, 0, 1}
+#define NT_PEVEN {0, 1, 4, 5, 8, 9, 12, 13}
+#else
+#define NT_REV {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}
+#define NT_EVEN {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+#define NT_PREV {14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1}
+#define NT_PEVEN {0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29}
+#endif
+
+// b[i] = element i*s of x for i < n (a complex element is two T): whole
+// vectors for s = -1 (reversed loads) and s = 2 (even lanes of two loads),
+// scalar copies otherwise.  Vector loads stay inside the elements the row
+// reads.
+NT_FN void NT(gather)(const T *x, ep_inc_t s, ep_dim_t n, T *b)
+{
+    ep_dim_t i = 0;
+#if CPX
+    const int E = VL / 2;    // complex elements per vector
+    if (s == -1) {
+        const NT(ivec) m = NT_PREV;
+        for (; i + E <= n; i += E)
+            NT_ST(b + 2 * i, __builtin_shuffle(NT_LD(x - 2 * (i + E - 1)), m));
+    } else if (s == 2) {
+        const NT(ivec) m = NT_PEVEN;
+        for (; i + E < n; i += E)
+            NT_ST(b + 2 * i, __builtin_shuffle(NT_LD(x + 4 * i), NT_LD(x + 4 * i + VL), m));
+    }
+    for (; i < n; i++) {
+        b[2 * i] = x[2 * i * s];
+        b[2 * i + 1] = x[2 * i * s + 1];
+    }
+#else
+    if (s == -1) {
+        const NT(ivec) m = NT_REV;
+        for (; i + VL <= n; i += VL)
+            NT_ST(b + i, __builtin_shuffle(NT_LD(x - (i + VL - 1)), m));
+    } else if (s == 2) {
+        const NT(ivec) m = NT_EVEN;
+        for (; i + VL < n; i += VL)
+            NT_ST(b + i, __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m));
+    }
+    for (; i + 4 <= n; i += 4) {
+        T v0 = x[i * s], v1 = x[(i + 1) * s], v2 = x[(i + 2) * s], v3 = x[(i + 3) * s];
+        b[i] = v0; b[i + 1] = v1; b[i + 2] = v2; b[i + 3] = v3;
+    }
+    for (; i < n; i++) b[i] = x[i * s];
+#endif
+}
+
+// a row worth gathering into L1 before the contiguous kernel: every input
+// strided by -1 or 2 at most (whole-vector gathers), at least one not
+// unit-stride, and rows long enough to pay the copy
+static inline __attribute__((always_inline)) int
+NT(gatherable)(int nm, const ep_inc_t *s, ep_dim_t n)
+{
+    int strided = 0;
+    for (int j = 0; j < nm; j++) {
+        if (s[j] != 1 && s[j] != -1 && s[j] != 2) return 0;
+        strided |= s[j] != 1;
+    }
+    return strided && n >= 4 * VL;
+}
 
 static inline __attribute__((always_inline)) NT_TGT T NT(hsum)(NT(vec) v, int step, int first)
 {
@@ -113,17 +192,26 @@ NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
 {
     int contig = 1;
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
-    if (n <= NB) {
+    // strided inputs gathered into L1 a block of NT_CH at a time (SIMD sums)
+    int gath = !contig && NT(gatherable)(nm, s, n);
+    ep_dim_t bl = gath ? NT_CH : NB;
+    if (n <= bl && !gath) {
         res[0] = contig ? NT(blk_contig)(nm, p, n) : NT(blk_strided)(nm, p, s, n);
         return;
     }
-    T lvl[64];
+    T lvl[64], buf[EP_NEST_MAXIN][NT_CH];
     uint64_t cnt = 0;
     const T *q[EP_NEST_MAXIN];
-    for (ep_dim_t b = 0; b < n; b += NB) {
-        ep_dim_t len = n - b < NB ? n - b : NB;
-        for (int j = 0; j < nm; j++) q[j] = p[j] + b * s[j];
-        T v = contig ? NT(blk_contig)(nm, q, len) : NT(blk_strided)(nm, q, s, len);
+    for (ep_dim_t b = 0; b < n; b += bl) {
+        ep_dim_t len = n - b < bl ? n - b : bl;
+        for (int j = 0; j < nm; j++) {
+            q[j] = p[j] + b * s[j];
+            if (gath && s[j] != 1) {
+                NT(gather)(q[j], s[j], len, buf[j]);
+                q[j] = buf[j];
+            }
+        }
+        T v = contig || gath ? NT(blk_contig)(nm, q, len) : NT(blk_strided)(nm, q, s, len);
         int k = 0;
         for (; cnt >> k & 1; k++) v = lvl[k] + v;
         lvl[k] = v;
@@ -136,7 +224,7 @@ NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
 }
 
 // o[i*so] = (first ? 0 : o[i*so]) + c * prod_j p[j][i*s[j]]
-NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+NT_FN void NT(row_prod_in)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         T *o, ep_inc_t so, const T *cp, int first)
 {
     const T c = cp[0];
@@ -294,14 +382,23 @@ NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *re
 {
     int contig = nm <= 2;
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
-    T lr[64], li[64];
+    // strided inputs gathered into L1 a block of NT_CH at a time (SIMD sums)
+    int gath = !contig && nm <= 2 && NT(gatherable)(nm, s, n);
+    ep_dim_t bl = gath ? NT_CH : NB;
+    T lr[64], li[64], buf[2][2 * NT_CH];
     uint64_t cnt = 0;
     const T *q[EP_NEST_MAXIN];
-    for (ep_dim_t b = 0; b < n; b += NB) {
-        ep_dim_t len = n - b < NB ? n - b : NB;
-        for (int j = 0; j < nm; j++) q[j] = p[j] + 2 * b * s[j];
+    for (ep_dim_t b = 0; b < n; b += bl) {
+        ep_dim_t len = n - b < bl ? n - b : bl;
+        for (int j = 0; j < nm; j++) {
+            q[j] = p[j] + 2 * b * s[j];
+            if (gath && s[j] != 1) {
+                NT(gather)(q[j], s[j], len, buf[j]);
+                q[j] = buf[j];
+            }
+        }
         T vr, vi;
-        if (contig) NT(blk_contig)(nm, q, len, &vr, &vi, conj);
+        if (contig || gath) NT(blk_contig)(nm, q, len, &vr, &vi, conj);
         else NT(blk_strided)(nm, q, s, len, &vr, &vi, conj);
         int k = 0;
         for (; cnt >> k & 1; k++) { vr = lr[k] + vr; vi = li[k] + vi; }
@@ -373,8 +470,8 @@ NT_FN ep_dim_t NT(prod_contig)(int nm, const T *const *p, ep_dim_t n, T *o, T cr
     return i;
 }
 
-NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
-                        T *o, ep_inc_t so, const T *cp, int first)
+NT_FN void NT(row_prod_in)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                           T *o, ep_inc_t so, const T *cp, int first)
 {
     const T cr = cp[0], ci = cp[1];
     if ((nm == 1 || nm == 2) && so == 1 && s[0] == 1 && (nm == 1 || s[1] == 1) &&
@@ -382,7 +479,7 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         ep_dim_t i = NT(prod_contig)(nm, p, n, o, cr, ci, first);
         if (i < n) {
             const T *q[2] = {p[0] + 2 * i, nm > 1 ? p[1] + 2 * i : p[0]};
-            NT(row_prod)(nm, q, s, n - i, o + 2 * i, so, cp, first);
+            NT(row_prod_in)(nm, q, s, n - i, o + 2 * i, so, cp, first);
         }
         return;
     }
@@ -412,6 +509,58 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     }
 }
 #endif
+
+// row_prod_in with inputs strided by -1 or 2 gathered into L1 NT_CH
+// elements at a time, so the SIMD row runs on them
+NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                        T *o, ep_inc_t so, const T *cp, int first)
+{
+    if (so != 1 || nm > 2 || !NT(gatherable)(nm, s, n)) {
+        NT(row_prod_in)(nm, p, s, n, o, so, cp, first);
+        return;
+    }
+    T buf[2][(1 + CPX) * NT_CH];
+    const T *q[2];
+    const ep_inc_t one[2] = {1, 1};
+    for (ep_dim_t b = 0; b < n; b += NT_CH) {
+        ep_dim_t len = n - b < NT_CH ? n - b : NT_CH;
+        for (int j = 0; j < nm; j++) {
+            q[j] = p[j] + (1 + CPX) * b * s[j];
+            if (s[j] != 1) {
+                NT(gather)(q[j], s[j], len, buf[j]);
+                q[j] = buf[j];
+            }
+        }
+        NT(row_prod_in)(nm, q, one, len, o + (1 + CPX) * b, 1, cp, first);
+    }
+}
+
+// buf[r*n + i] = element r*sr + i*si of x for r < R, i < n: a tile's rows
+// copied contiguous, read along the rows' own axis (sr, the small stride).
+// NT_PK rows at a time (a cache line of them when sr = 1): their n source
+// lines stay in L1 across the blocks, the writes are NT_PK streams.
+#define NT_PK (CPX ? 4 : 8)
+NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n, T *buf)
+{
+    const int w = 1 + CPX;
+    ep_dim_t r0 = 0;
+    for (; r0 + NT_PK <= R; r0 += NT_PK) {
+        const T *a = x + w * r0 * sr;
+        T *b = buf + w * r0 * n;
+        for (ep_dim_t i = 0; i < n; i++) {
+            const T *ai = a + w * i * si;
+            T v[w * NT_PK];
+            for (int r = 0; r < NT_PK; r++)
+                for (int h = 0; h < w; h++) v[w * r + h] = ai[w * r * sr + h];
+            for (int r = 0; r < NT_PK; r++)
+                for (int h = 0; h < w; h++) b[w * (r * n + i) + h] = v[w * r + h];
+        }
+    }
+    for (; r0 < R; r0++)
+        for (ep_dim_t i = 0; i < n; i++)
+            for (int h = 0; h < w; h++)
+                buf[w * (r0 * n + i) + h] = x[w * (r0 * sr + i * si) + h];
+}
 
 // The scale of row r: the product of the inputs that are constant along the
 // row (nf of them at f[j], rows apart by fs[j] elements), in T; 1 when none.
@@ -489,6 +638,46 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         }
     }
     ep_dim_t r = 0;
+#if CPX
+    if (nm == 2 && contig && so == 0 && nf == 0 && n <= 4 * VL && R > 1) {
+        // short contiguous complex dots summed into one element: the rows'
+        // products in vector accumulators, NB elements per partial sum,
+        // the partials combined pairwise (no per-row set-up)
+        const NT(ivec) sw = NT_PAIR_SWAP;
+        ep_dim_t per = NB / n, cnt = 0;
+        T lr[64], li[64];
+        for (ep_dim_t r0 = 0; r0 < R; r0 += per) {
+            ep_dim_t r1 = R - r0 < per ? R : r0 + per;
+            NT(vec) a = {0}, b = {0};
+            T tr = 0, tm = 0;
+            for (ep_dim_t rr = r0; rr < r1; rr++) {
+                const T *x = p[0] + 2 * rr * rs[0], *y = p[1] + 2 * rr * rs[1];
+                ep_dim_t i = 0;
+                for (; i + VL <= 2 * n; i += VL) {
+                    NT(vec) u = NT_LD(x + i), v = NT_LD(y + i);
+                    a += u * v;
+                    b += u * __builtin_shuffle(v, sw);
+                }
+                for (; i < 2 * n; i += 2) {
+                    tr += x[i] * y[i] - x[i + 1] * y[i + 1];
+                    tm += x[i] * y[i + 1] + x[i + 1] * y[i];
+                }
+            }
+            T vr = NT(hsum)(a, 2, 0) - NT(hsum)(a, 2, 1) + tr;
+            T vi = NT(hsum)(b, 2, 0) + NT(hsum)(b, 2, 1) + tm;
+            int k = 0;
+            for (; cnt >> k & 1; k++) { vr = lr[k] + vr; vi = li[k] + vi; }
+            lr[k] = vr; li[k] = vi;
+            cnt++;
+        }
+        T sr = 0, sm = 0;
+        for (int k = 0; cnt >> k; k++)
+            if (cnt >> k & 1) { sr = lr[k] + sr; sm = li[k] + sm; }
+        o[0] = first ? sr : o[0] + sr;
+        o[1] = first ? sm : o[1] + sm;
+        return;
+    }
+#endif
 #if !CPX
     // Four rows at a time, one accumulator each: four independent chains
     // and none of a row's set-up ('ab->a' with b = 84 runs at the cache's
@@ -716,6 +905,12 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_PAIR_SWAP
 #undef NT_PAIR_RE
 #undef NT_PAIR_IM
+#undef NT_REV
+#undef NT_EVEN
+#undef NT_PREV
+#undef NT_PEVEN
+#undef NT_CH
+#undef NT_PK
 #undef NT_VB
 #undef NT_LD
 #undef NT_ST

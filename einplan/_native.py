@@ -130,14 +130,15 @@ def prepare_gemm(dtype, m, n, k, batch=()):
 
 
 def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=False,
-                 conj=False):
+                 tile_row=0, conj=False):
     """A NestCall: ``out = sum prod(inputs)`` over ``loops`` (outer to inner,
     each (extent, stride per input, stride of the output), in elements),
     validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h).
-    ``short``: the two innermost loops run in the small-edge kernel.
+    ``short``: the two innermost loops run in the small-edge kernel;
+    ``tile`` x ``tile_row`` (0: square): the tiles of the two innermost.
     ``conj``: input 0 enters conjugated (a complex dot over one loop)."""
     return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile, block, short,
-                               conj)
+                               tile_row=tile_row, conj=conj)
 
 
 def nest_runner(call, idx, mem_shape, perm, scalar):

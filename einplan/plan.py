@@ -301,7 +301,7 @@ class NestStep:
     ('sum': the output's stride is 0 there, a reduction; 'prod': elementwise
     into the output), SIMD when every moving operand has unit stride there
     ('contig') and a gather otherwise ('strided').  ``tile`` > 0: the two
-    innermost loops run in square tiles of that edge.  ``short`` > 0: the
+    innermost loops run in tiles of ``tile`` rows of ``tile_row`` elements.  ``short`` > 0: the
     small-edge kernel runs the two innermost loops, the outer of them (this
     short extent) unrolled into registers around the vectorised row ('short-sum':
     the output summed over the short loop, each element written once;
@@ -327,6 +327,7 @@ class NestStep:
     short: int = 0           # > 0: the small-edge kernel, the loop around the row
                              # (this extent) held in registers with it
     why: str = ""            # why this engine, when both were priced (a thin GEMM)
+    tile_row: int = 0        # the tiles' edge along the row
     native: object = field(default=None, compare=False, repr=False)
 
     @property
@@ -337,7 +338,7 @@ class NestStep:
         dst = "out" if self.dst == OUT else f"slot {self.dst}"
         src = ",".join(f"slot {s} '{lab}'" for s, lab in zip(self.inputs, self.in_labels))
         loops = " ".join(f"{lp.labels}:{lp.extent}" for lp in self.loops) or "()"
-        extra = (f" tile={self.tile}" if self.tile else "") + (
+        extra = (f" tile={self.tile}x{self.tile_row}" if self.tile else "") + (
             f" block={self.block}" if self.block else "") + (
             f" short={self.short}" if self.short else "")
         return (f"{self.kind.value} (nest): {src} -> {dst} '{self.out_labels}' "

@@ -113,6 +113,39 @@ def test_row_prod_paths(isa, dtype, n, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [15, 16, 17, 64, 255, 257, 600, 2049])
+def test_rows_gathered_into_l1(isa, dtype, n, one_thread):
+    """Rows with inputs strided by -1 or 2 ('a,a->a' with a reversed
+    operand, a sliced one): gathered into L1 in chunks, then the SIMD row,
+    for sums and products, with one or two inputs, a scale, and a later
+    visit that adds."""
+    rng = np.random.default_rng(n + 5)
+    x, y = _rand(rng, 2 * n + 1, dtype), _rand(rng, 2 * n + 1, dtype)
+    v = _rand(rng, 2, dtype)
+    rev = x[n - 1::-1]          # x[n-1], x[n-2], ... x[0]: stride -1 from x[n-1]
+    for sx, sy, a, b in [(-1, 1, rev, y[:n]), (2, 1, x[::2][:n], y[:n]),
+                         (1, 2, x[:n], y[::2][:n]), (2, -1, x[::2][:n], y[n - 1::-1]),
+                         (-1, -1, rev, y[n - 1::-1]), (2, 2, x[::2][:n], y[::2][:n])]:
+        xs = a if sx < 0 else x    # the data pointer at element 0 of the row
+        ys = b if sy < 0 else y
+        out = np.empty((), dtype)
+        _native.prepare_nest(dtype, 2, [(n, sx, sy, 0)])((xs, ys), out, isa=isa)
+        _close(out, (a * b).sum(), dtype, n)
+        _native.prepare_nest(dtype, 1, [(n, sx, 0)])((xs,), out, isa=isa)
+        _close(out, a.sum(), dtype, n)
+        o = np.full(n, np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(n, sx, sy, 1)])((xs, ys), o, isa=isa)
+        _close(o, a * b, dtype, 1)
+        _native.prepare_nest(dtype, 1, [(n, sx, 1)])((xs,), o, isa=isa)
+        _close(o, a, dtype, 1)
+        # two rows: the scale v[r] (constant along the row), the second adds
+        _native.prepare_nest(dtype, 3, [(2, 0, 0, 1, 0), (n, sx, sy, 0, 1)])(
+            (xs, ys, v), o, isa=isa)
+        _close(o, a * b * v.sum(), dtype, 2)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_and_tiles(isa, dtype, one_thread):
     """The loop around the row in one call (short dots, short sums) and the
     two innermost loops in tiles ('ab,ba->ab', 'ab,ba->a', 'ab,ba->b')."""
@@ -191,6 +224,82 @@ def test_short_rows_summed_over_a_contiguous_block(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 1, [(2, R * n, 0), (R, n, 0), (n, 1, 1)])(
                 (A,), o, isa=isa)
             _close(o, A.sum((0, 1)), dtype, 2 * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tiles_copy_crossed_inputs(isa, dtype, one_thread):
+    """Rectangular tiles (a side whole, the other blocked) whose inputs
+    strided along the row are copied per tile into contiguous rows: 'ab,ba->ab'
+    with B reversed or sliced along its unit axis, the tile's rows end to end
+    (one row: 'ab,ab->ab' with A in F order, a dot 'ab,ba->'), summed rows
+    ('ab,ba->a'), and edges that do not divide the extents."""
+    rng = np.random.default_rng(13)
+    for m, n in [(37, 11), (300, 7), (9, 130), (64, 64)]:
+        A = _rand(rng, (m, n), dtype)
+        Bw = _rand(rng, (n, 2 * m), dtype)
+        for B, sb in [(Bw[::-1, :m], (-2 * m, 1)), (Bw[:, ::2], (2 * m, 2)),
+                      (Bw[:, :m], (2 * m, 1))]:
+            for ti, tj in [(8, n), (m, 3), (5, 7), (16, 16)]:
+                kw = dict(tile=ti, tile_row=tj)
+                o = np.full((m, n), np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(m, n, sb[1], n), (n, 1, sb[0], 1)], **kw)(
+                    (A, B), o, isa=isa)
+                _close(o, A * B.T, dtype, 1)
+                o = np.full(m, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(m, n, sb[1], 1), (n, 1, sb[0], 0)], **kw)(
+                    (A, B), o, isa=isa)
+                _close(o, (A * B.T).sum(1), dtype, n)
+                o = np.empty((), dtype)
+                _native.prepare_nest(dtype, 2, [(m, n, sb[1], 0), (n, 1, sb[0], 0)], **kw)(
+                    (A, B), o, isa=isa)
+                _close(o, (A * B.T).sum(), dtype, m * n)
+        # A in F order times C-order D: A copied per tile, its rows end to end
+        F = np.asfortranarray(A)
+        D = _rand(rng, (m, n), dtype)
+        o = np.full((m, n), np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(m, 1, n, n), (n, m, 1, 1)], tile=8, tile_row=n)(
+            (F, D), o, isa=isa)
+        _close(o, A * D, dtype, 1)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
+    """Many short contiguous complex dots summed into one element
+    ('abcd,bcad->' with d = 8 innermost): rows in vector accumulators,
+    partial sums of NB elements combined pairwise, a later visit adds."""
+    rng = np.random.default_rng(17)
+    for n in (1, 2, 3, 5, 7, 8, 16, 33):
+        for R in (2, 300, 3001):
+            A, B = _rand(rng, (R, n + 2), dtype), _rand(rng, (R, n), dtype)
+            o = np.empty((), dtype)
+            _native.prepare_nest(dtype, 2, [(R, n + 2, n, 0), (n, 1, 1, 0)])(
+                (A, B), o, isa=isa)
+            _close(o, (A[:, :n] * B).sum(), dtype, R * n)
+            _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, n + 2, n, 0), (n, 1, 1, 0)])(
+                (A, B), o, isa=isa)
+            _close(o, 2 * (A[:, :n] * B).sum(), dtype, R * n)
+
+
+def test_tile_shapes_take_the_short_side_whole():
+    """A crossed pair of loops with a short row is tiled whole rows by a
+    block of the long side, a long pair square, and the explain report
+    says so ('abc,acb->abc' with c = 111, 'ab,ba->ab' with a reversed B)."""
+    from einplan.nest import nest_step, PACK_BYTES
+    sizes = {"a": 36, "b": 1885, "c": 111}
+    st = nest_step(None, [(0, "abc", (1885 * 111, 111, 1)), (1, "acb", (-1885 * 111, 1885, 1))],
+                   0, "abc", {"a": 1885 * 111, "b": 111, "c": 1}, sizes, np.dtype("float32"))
+    assert st.loops[-1].labels == "c" and st.tile_row == 111
+    assert 8 <= st.tile and st.tile * 111 * 4 <= PACK_BYTES
+    sizes = {"a": 3000, "b": 2000}
+    st = nest_step(None, [(0, "ab", (2000, 1)), (1, "ba", (3000, 1))], 0, "ab",
+                   {"a": 2000, "b": 1}, sizes, np.dtype("float64"))
+    assert st.tile == st.tile_row and st.tile * st.tile * 8 <= PACK_BYTES
+    A = np.ones((50, 111), np.float32)
+    B = np.ones((111, 50), np.float32)[:, ::-1]
+    text = str(einplan.explain("ab,ba->ab", A, B))
+    assert "tiles 50x111" in text
 
 
 @pytest.mark.parametrize("isa", ISAS)

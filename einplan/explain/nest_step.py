@@ -38,7 +38,7 @@ def build(ctx, i, step) -> Step:
             f"(outer to inner), row kernel {step.row}"
             + (f" vectorised along '{ctx.d(row.labels)}'" if row is not None
                and (step.row.endswith("contig") or step.short) else "")
-            + (f", {step.tile}x{step.tile} tiles over the two innermost loops"
+            + (f", {step.tile}x{step.tile_row} tiles over the two innermost loops"
                if step.tile else "")
             + (f", the row in blocks of {step.block} (block loop outermost)"
                if step.block else "")
@@ -52,7 +52,7 @@ def build(ctx, i, step) -> Step:
                     ctx.d(row.labels) if row is not None else None, step.tile, step.block,
                     split, threads,
                     step.threads, step.bytes_moved, ctx.dtype.itemsize,
-                    ctx.d(step.loops[-2].labels) if step.short else None)
+                    ctx.d(step.loops[-2].labels) if step.short else None, step.tile_row)
     return Step(i, step.kind.value, what, engine="nest", a=ins[0],
                 b=ins[1] if len(ins) > 1 else None, inputs=ins, c=ctx.slot(step.dst),
                 roles=_role_rows(ctx, step), kernel=kernel, nest=nest,

@@ -265,6 +265,7 @@ class NestDesc(Record):
     bytes_moved: int
     itemsize: int
     short: str | None = None     # the small-edge kernel's short loop held in registers
+    tile_row: int = 0            # the tiles' edge along the row (tile: along the loop around it)
 
 
 @dataclass(frozen=True)
