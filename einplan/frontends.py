@@ -32,7 +32,7 @@ import numpy as np
 from . import _native
 from . import api as _api
 from .api import einsum
-from .nest import THREAD_WORK
+from .nest import thread_cap
 from .deferral import defer, protocol_reason, time_dtype_reason
 
 __all__ = [
@@ -262,7 +262,7 @@ def conjugated_dot(a, b):
 @functools.lru_cache(maxsize=64)
 def _conjugated_dot_call(dtype, n, sa, sb):
     # validating a descriptor costs ~13 us, running a short dot ~1 us
-    threads = max(1, min(64, 3 * n // THREAD_WORK))
+    threads = thread_cap(3 * n)
     return _native.prepare_nest(dtype, 2, [(n, sa, sb, 0)], split=0 if threads > 1 else -1,
                                 threads=threads, conj=True)
 

@@ -48,6 +48,12 @@ def tile_bytes() -> int:
 _DTYPE_CODE = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}
 
 
+def thread_cap(visits: int) -> int:
+    """Threads worth starting for a nest of this many element-operand
+    visits (inputs and output summed over every iteration)."""
+    return max(1, min(64, visits // THREAD_WORK))
+
+
 def nest_dtype_ok(dtype) -> bool:
     return str(dtype) in _DTYPE_CODE
 
@@ -454,7 +460,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     tile, tile_row = (0, 0) if short else (_tile_edge(loops, itemsize) or (0, 0))
     total = math.prod(lp.extent for lp in loops)
     visits = total * (len(ins) + 1)
-    cap = max(1, min(64, visits // THREAD_WORK))
+    cap = thread_cap(visits)
     split = _split(loops, len(ins), cap, bool(short))
     threads = cap if split >= 0 else 1
     block = 0 if tile or short or split == len(loops) - 1 else _row_block(loops, itemsize)
