@@ -682,9 +682,12 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // Four rows at a time, one accumulator each: four independent chains
     // and none of a row's set-up ('ab->a' with b = 84 runs at the cache's
     // speed, not a call and a horizontal sum per row).  Contiguous rows of
-    // one or two inputs up to 64 vectors (a lane then sums no more elements
-    // than blk_contig's), or short or strided sums and dots.
-    int vec4 = contig && nm >= 1 && nm <= 2 && n >= VL && n <= 64 * VL;
+    // one or two inputs up to 512 bytes, or short or strided sums and dots.
+    // Longer rows run one at a time: four rows of a kilobyte read as four
+    // streams jumping across each page, which the hardware prefetcher
+    // follows worse than one ('bij,bj->bi' at 256: 6.5 ms one row at a
+    // time, 9 ms four), and their set-up is paid once per kilobyte anyway.
+    int vec4 = contig && nm >= 1 && nm <= 2 && n >= VL && n * (ep_dim_t)sizeof(T) <= 512;
     if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
         || (nm == 1 && n <= 256 && (!contig || n < VL))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
