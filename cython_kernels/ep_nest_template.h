@@ -691,8 +691,13 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
         || (nm == 1 && n <= 256 && (!contig || n < VL))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
-        for (; r + 4 <= R; r += 4) {
-            const T *x = p[0] + r * rs[0], *y = nm > 1 ? p[1] + r * rs[1] : x;
+        for (; r < R && R >= 4; r += 4) {
+            // the last block ends at row R - 1, repeating up to three rows
+            // just summed (in L1) instead of sending the rest one at a time
+            // through row_sum ('abcd,abcd->' with rows of 33 in calls of 6:
+            // a third of the rows)
+            ep_dim_t rb = r + 4 <= R ? r : R - 4;
+            const T *x = p[0] + rb * rs[0], *y = nm > 1 ? p[1] + rb * rs[1] : x;
             ep_inc_t ax = rs[0], ay = nm > 1 ? rs[1] : rs[0];
             T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
             if (vec4) {
@@ -735,15 +740,15 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 }
             }
             T a[4] = {a0, a1, a2, a3};
-            for (int t = 0; t < 4 && nf; t++) {
-                T sc[2];
-                NT(scale)(nf, f, fs, r + t, sc);
-                a[t] *= sc[0];
-            }
-            for (int t = 0; t < 4; t++) {
-                T *d = o + (r + t) * so;
-                int f = first && (r + t == 0 || so != 0);
-                *d = f ? a[t] : *d + a[t];
+            for (int t = (int)(r - rb); t < 4; t++) {
+                if (nf) {
+                    T sc[2];
+                    NT(scale)(nf, f, fs, rb + t, sc);
+                    a[t] *= sc[0];
+                }
+                T *d = o + (rb + t) * so;
+                int fr = first && (rb + t == 0 || so != 0);
+                *d = fr ? a[t] : *d + a[t];
             }
         }
     }

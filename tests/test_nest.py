@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import einplan
-from einplan import _native
+from einplan import _native, nest
 
 from conftest import ISAS  # noqa: E402
 from einplan.plan import NestStep
@@ -183,11 +183,12 @@ def test_rows_and_tiles(isa, dtype, one_thread):
 def test_rows_of_sums(isa, dtype, one_thread):
     """Summed rows of one or two inputs, four rows at a time ('ab->a',
     'ab,ab->a' with b from one vector to 64 and past; strided 'bii->b'):
-    every row count around the groups of four, a row length with and
-    without a scalar tail, the rows summed into one element, and a scale."""
+    every row count around the groups of four (the last group overlapping
+    rows already summed), a row length with and without a scalar tail, the
+    rows summed into one element, and a scale."""
     rng = np.random.default_rng(12)
-    for n in (3, 4, 8, 9, 37, 84, 256, 512, 513, 1030):
-        for R in (1, 4, 6, 9):
+    for n in (3, 4, 8, 9, 37, 84, 128, 129, 256, 512, 513, 1030):
+        for R in (1, 3, 4, 5, 6, 7, 9):
             A, B = _rand(rng, (R, n), dtype), _rand(rng, (R, n), dtype)
             u = _rand(rng, R, dtype)
             o = np.full(R, np.nan, dtype)
@@ -418,6 +419,22 @@ def test_loop_order_counts_calls_of_the_rows_kernel():
     (step,) = _plan_for("abcd->c", A).steps
     assert [lp.labels for lp in step.loops] == ["c", "ab", "d"]
     np.testing.assert_allclose(einplan.einsum("abcd->c", A), np.einsum("abcd->c", A))
+
+
+def test_short_rows_apart_in_memory_continue_their_stream():
+    """'abcd,abcd->' (33, 4, 9395, 6) with a contiguous in both and rows of
+    the second input 198 elements apart along bc: with d outside bc that
+    input is read as rows of 33 with gaps of 165 (a prefetch stream
+    restarted per row, 3x slower); with bc outside d both inputs stream.
+    The order at that size; the result at a smaller one (bc = 380)."""
+    rng = np.random.default_rng(3)
+    A = rng.random((6, 4, 95, 33), dtype=np.float32).transpose(3, 1, 2, 0)
+    B = rng.random((4, 95, 6, 33), dtype=np.float32).transpose(3, 0, 1, 2)
+    table = {"d": (6, (A.strides[3] // 4, B.strides[3] // 4, 0)),
+             "bc": (4 * 9395, (33, 198, 0)), "a": (33, (1, 1, 0))}
+    assert nest.order_loops(table, 4) == ["bc", "d", "a"]
+    np.testing.assert_allclose(einplan.einsum("abcd,abcd->", A, B),
+                               np.einsum("abcd,abcd->", A, B), rtol=1e-5)
 
 
 def test_a_row_crossing_a_page_per_element_is_not_priced_as_cached():
