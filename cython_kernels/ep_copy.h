@@ -58,6 +58,16 @@ void ep_cs256s_tile(const ep_copy_plan_t *p, const char *s, char *d, ep_dim_t n0
 void ep_cs256d_tile(const ep_copy_plan_t *p, const char *s, char *d, ep_dim_t n0);
 void ep_cs512s_tile(const ep_copy_plan_t *p, const char *s, char *d, ep_dim_t n0);
 void ep_cs512d_tile(const ep_copy_plan_t *p, const char *s, char *d, ep_dim_t n0);
+// d[c*d0 + r] = s[r*s1 + c], r < nr, c < nc: a strided 2-D transpose of
+// 4- or 8-byte elements in the same in-register tiles.
+void ep_cs256s_transpose(const float *s, ep_inc_t s1, ep_dim_t nr, ep_dim_t nc, float *d,
+                         ep_inc_t d0);
+void ep_cs256d_transpose(const double *s, ep_inc_t s1, ep_dim_t nr, ep_dim_t nc, double *d,
+                         ep_inc_t d0);
+void ep_cs512s_transpose(const float *s, ep_inc_t s1, ep_dim_t nr, ep_dim_t nc, float *d,
+                         ep_inc_t d0);
+void ep_cs512d_transpose(const double *s, ep_inc_t s1, ep_dim_t nr, ep_dim_t nc, double *d,
+                         ep_inc_t d0);
 #endif
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ep_api.h"
+#include "ep_copy.h"
 #include "ep_nest.h"
 #include "ep_omp.h"
 #include "ukr/ep_ukr.h"
@@ -54,6 +55,7 @@
 #define EP_NT256 __attribute__((target("avx2")))
 #define EP_NT512 __attribute__((target("avx512f")))
 #define NT(x) ep_nest_as_##x
+#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256s_transpose(x, s1, nr, nc, d, d0)
 #define T float
 #define IT int32_t
 #define CPX 0
@@ -61,6 +63,7 @@
 #define NT_TGT EP_NT256
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_ad_##x
+#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose(x, s1, nr, nc, d, d0)
 #define T double
 #define IT int64_t
 #define CPX 0
@@ -68,6 +71,7 @@
 #define NT_TGT EP_NT256
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_ac_##x
+#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
 #define T float
 #define IT int32_t
 #define CPX 1
@@ -82,6 +86,7 @@
 #define NT_TGT EP_NT256
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xs_##x
+#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512s_transpose(x, s1, nr, nc, d, d0)
 #define T float
 #define IT int32_t
 #define CPX 0
@@ -89,6 +94,7 @@
 #define NT_TGT EP_NT512
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xd_##x
+#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512d_transpose(x, s1, nr, nc, d, d0)
 #define T double
 #define IT int64_t
 #define CPX 0
@@ -96,6 +102,7 @@
 #define NT_TGT EP_NT512
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xc_##x
+#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
 #define T float
 #define IT int32_t
 #define CPX 1

@@ -542,6 +542,14 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 #define NT_PK (CPX ? 4 : 8)
 NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n, T *buf)
 {
+#ifdef NT_TRANSPOSE
+    // rows contiguous along r, at least one vector of them: a transpose in
+    // vector tiles (fewer rows take the scalar loop: masked tiles cost more)
+    if (sr == 1 && R >= VL / (1 + CPX)) {
+        NT_TRANSPOSE(x, si, n, R, buf, n);
+        return;
+    }
+#endif
     const int w = 1 + CPX;
     ep_dim_t r0 = 0;
     for (; r0 + NT_PK <= R; r0 += NT_PK) {
@@ -919,6 +927,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_PEVEN
 #undef NT_CH
 #undef NT_PK
+#undef NT_TRANSPOSE
 #undef NT_VB
 #undef NT_LD
 #undef NT_ST

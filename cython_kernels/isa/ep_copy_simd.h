@@ -152,6 +152,22 @@ void EP_CS(tile)(const ep_copy_plan_t *p, const char *sc,
         }
 }
 
+// d[c*d0 + r] = s[r*s1 + c] for r < nr, c < nc through the square tiles (the
+// loop-nest engine's copy of a tile of an input crossed along its rows:
+// eight or four source rows read as vectors, not one element at a time)
+void EP_CS(transpose)(const T *s, ep_inc_t s1, ep_dim_t nr, ep_dim_t nc, T *d,
+                      ep_inc_t d0)
+{
+    for (ep_dim_t r = 0; r < nr; r += VL) {
+        int rr = nr - r < VL ? (int)(nr - r) : VL;
+        ep_dim_t c = 0;
+        for (; c + VL <= nc; c += VL)
+            EP_CS(square)(s + r * s1 + c, s1, rr, VL, d + c * d0 + r, d0, 0);
+        if (c < nc)
+            EP_CS(square)(s + r * s1 + c, s1, rr, (int)(nc - c), d + c * d0 + r, d0, 0);
+    }
+}
+
 #undef EP_CS_INLINE
 // this instantiation's parameters
 #undef EP_CS
