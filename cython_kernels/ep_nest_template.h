@@ -901,8 +901,10 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
         return;
     }
 #endif
-    if (n <= 8 && nm <= 2) {
-        // short rows (an axpy of 2-8 elements, 'ij,jk->ik' with k = 4):
+    if (n <= 16 && nm <= 2) {
+        // short rows (an axpy of 2-16 elements, 'ij,jk->ik' with k = 4,
+        // 'i,ij->ij' with j = 12: 0.55-0.73x numpy through row_prod's
+        // set-up per row, 0.89-1.13x here):
         // a plain loop per row, none of row_prod's set-up
         for (ep_dim_t r = 0; r < R; r++) {
             const T *x = nm > 0 ? p[0] + (1 + CPX) * r * rs[0] : 0;

@@ -410,6 +410,33 @@ def test_rows_with_scales(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_short_elementwise_rows(isa, dtype, one_thread):
+    """Elementwise rows of 1..17 elements, one call per group of rows (up to
+    16 run the plain loop per row): 'i,ij->ij' (a scale per row), 'ij,ij->ij'
+    with contiguous, strided and reversed inputs, and 'ij,ij->j' (every row
+    added into one output row, the first visit writing)."""
+    rng = np.random.default_rng(17)
+    u = _rand(rng, 9, dtype)
+    for n in range(1, 18):
+        M, N = _rand(rng, (9, 2 * n), dtype), _rand(rng, (9, 2 * n), dtype)
+        rev = N[:, n - 1::-1]
+        for A, sa in [(M[:, :n], 1), (M[:, ::2], 2)]:
+            for B, Bp, sb in [(N[:, :n], N, 1), (rev, rev, -1)]:
+                o = np.full((9, n), np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(9, 2 * n, 2 * n, n), (n, sa, sb, 1)])(
+                    (M, Bp), o, isa=isa)
+                _close(o, A * B, dtype, 1)
+                _native.prepare_nest(dtype, 2, [(9, 1, 2 * n, n), (n, 0, sb, 1)])(
+                    (u, Bp), o, isa=isa)
+                _close(o, u[:, None] * B, dtype, 1)
+                r = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(9, 2 * n, 2 * n, 0), (n, sa, sb, 1)])(
+                    (M, Bp), r, isa=isa)
+                _close(r, (A * B).sum(0), dtype, 9)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_row_blocks(isa, dtype):
     """The row in blocks (block loop outermost): a sum row adds each block's
     partial sum into the output, an elementwise row writes each block once;
