@@ -15,6 +15,7 @@
 #include "ep_copy.h"
 #include "ep_nest.h"
 #include "ep_omp.h"
+#include "ep_workspace.h"
 #include "ukr/ep_ukr.h"
 
 #if defined(__x86_64__) || defined(_M_X64)

@@ -85,6 +85,9 @@ def nest_seconds(step: NestStep, dtype) -> float:
     row = loops[-1][1]
     moving = [s for s in row[:-1] if s != 0]
     strided = [s for s in moving if abs(s) != 1] + ([row[-1]] if abs(row[-1]) > 1 else [])
+    if step.row == "sum/gathered":
+        # the shared vector gathered once per call, the rows contiguous
+        strided = []
     n_ops = len(moving) + 1
     if step.short:
         # one FMA per element, the result held in registers over the short loop

@@ -76,6 +76,20 @@ def is_thin(m: int, n: int, k: int) -> bool:
     return 2 <= min(m, n, k) < MIN_GEMM_EDGE
 
 
+ONE_TILE = 8    # m and n both this small: the packed engine's output is one register tile
+
+
+def is_one_tile(m: int, n: int, k: int) -> bool:
+    """A GEMM whose m and n both fit one register tile of the packed
+    kernel (at most ONE_TILE), k of any length: packing A and B then costs
+    a write and a re-read of every element for n (or m) uses of it, while
+    the nest's dots, the row in blocks, read each element once and re-read
+    it from L2 ('...i,...i->...' (1,4,148254) x (5,1,148254) f64: packed
+    2.5 ms, nest 0.8 ms).  Both engines are planned and priced
+    (``engine_by_cost``), real dtypes only."""
+    return min(m, n, k) >= MIN_GEMM_EDGE and max(m, n) <= ONE_TILE
+
+
 NEST_ROW_START = 20.0    # cycles to start one row of the nest (pointers, a call, a store)
 COMPLEX_OPS = 4          # real multiply-adds per complex one
 
@@ -92,7 +106,7 @@ def nest_cycles(step, dtype) -> float:
         return NEST_ROW_START
     total = math.prod(lp.extent for lp in step.loops)
     row = step.loops[-1].extent * (step.short or 1)
-    vec = step.short or step.row.endswith("contig")
+    vec = step.short or step.row.endswith(("contig", "gathered"))
     return total * (ops / lanes if vec else ops) + total / row * NEST_ROW_START
 
 
@@ -494,6 +508,8 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         moving = [s for s in last.strides[:-1] if s != 0]
         unit = all(abs(s) == 1 for s in moving) and (row == "sum" or abs(last.strides[-1]) == 1)
         row += "/contig" if unit and all(s == 1 for s in moving) else "/strided"
+        if row == "sum/strided" and not tile and _gathers_vector(loops):
+            row = "sum/gathered"
     else:
         row = "sum/scalar"
     moved = sum(math.prod(sizes[c] for c in lab if sizes[c] != 1) for _, lab, _ in ins)
@@ -505,6 +521,23 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,
                     short=short, tile_row=tile_row, native=native)
+
+
+def _gathers_vector(loops):
+    """A GEMV's dot form whose vector is strided along the row and shared by
+    the rows around it (at least 4 of them), the matrix rows unit-stride:
+    the rows kernel gathers the vector once per call and runs the rows
+    contiguous ('sum/gathered')."""
+    if len(loops) < 2:
+        return False
+    row, around = loops[-1], loops[-2]
+    moving = [j for j, s in enumerate(row.strides[:-1]) if s != 0]
+    if len(moving) != 2 or around.extent < 4:
+        return False
+    for v, m in (moving, moving[::-1]):
+        if around.strides[v] == 0 and around.strides[m] != 0 and row.strides[m] == 1:
+            return True
+    return False
 
 
 def _short_row(loops):

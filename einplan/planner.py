@@ -13,7 +13,7 @@
                                   (order='K', intermediates) also C's memory order
   2f  nest.choose_engine          the GEMM engine or the loop nest, per step (or
                                   one nest for the whole call); a two-operand
-                                  thin GEMM is planned on both and
+                                  thin or one-tile GEMM is planned on both and
       nest.engine_by_cost         the cheaper by predicted compute runs
       cost.steps_seconds          three or more operands: one nest over all of
                                   them and each candidate path (path.candidate_paths)
@@ -42,8 +42,8 @@ import numpy as np
 from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
-from .nest import (MAXIN, choose_engine, engine_by_cost, is_thin, nest_dtype_ok, nest_step,
-                   step_kind)
+from .nest import (MAXIN, choose_engine, engine_by_cost, is_one_tile, is_thin, nest_dtype_ok,
+                   nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -455,26 +455,28 @@ def _nest_allowed(b, views, infos, dtype) -> bool:
 
 def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
     """True when a two-operand call runs best as one nest: when its step is
-    not worth a GEMM (choose_engine).  Calls of more operands price the
+    not worth a GEMM (choose_engine), or -- real dtypes -- may not be (one
+    register tile, nest.is_one_tile: then priced against the GEMM).  Calls of more operands price the
     nest against the paths (``_cheapest_plan``)."""
     if not _nest_allowed(b, views, infos, dtype):
         return False
     sizes = b.sizes
     labels = [v.labels for v in views]
     r = assign_roles(labels[0], labels[1], out_eff)
-    return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
-                         _group_extent(r.k, sizes)) == "nest"
+    m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
+    return choose_engine(m, n, k) == "nest" or (is_one_tile(m, n, k) and dtype in _NATIVE)
 
 
 def _thin_pair(b, views, out_eff) -> bool:
-    """Two operands whose pairwise step is a thin GEMM (nest.is_thin): both
-    engines are planned and priced."""
+    """Two operands whose pairwise step is a thin GEMM (nest.is_thin) or
+    one register tile (nest.is_one_tile): both engines are planned and
+    priced."""
     if len(views) != 2:
         return False
     r = assign_roles(views[0].labels, views[1].labels, out_eff)
     sizes = b.sizes
-    return is_thin(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
-                   _group_extent(r.k, sizes))
+    m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
+    return is_thin(m, n, k) or is_one_tile(m, n, k)
 
 
 def _out_strides(b):

@@ -180,6 +180,72 @@ def test_rows_and_tiles(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [3, 7, 8, 9, 17, 2047, 2048, 2049, 5635])
+def test_gemv_with_a_strided_vector_gathered_once(isa, dtype, n, one_thread):
+    """A GEMV's dot form whose vector is strided ('...ij,j->...i' with a
+    sliced or reversed j): the vector, shared by every row, is gathered
+    once -- on the stack up to 2048 elements, in the thread's scratch
+    buffer beyond -- and the rows run contiguous; the vector as either
+    input, strides 2, -1, 3, -3, rows around the four-row groups, a scale
+    per row and a later visit that adds."""
+    rng = np.random.default_rng(n)
+    x = _rand(rng, 3 * n + 1, dtype)
+    u = _rand(rng, 9, dtype)
+    for R in (3, 4, 9):
+        A = _rand(rng, (R, n), dtype)
+        for sv in (2, -1, 3, -3):
+            vec = x[::sv][:n] if sv > 0 else x[::sv][-n:]
+            base = x if sv > 0 else vec    # the data pointer at element 0
+            o = np.full(R, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(R, n, 0, 1), (n, 1, sv, 0)])((A, base), o, isa=isa)
+            _close(o, A @ vec, dtype, n)
+            _native.prepare_nest(dtype, 2, [(R, 0, n, 1), (n, sv, 1, 0)])((base, A), o, isa=isa)
+            _close(o, A @ vec, dtype, n)
+            # the rows times u[r], then every row summed into one element
+            _native.prepare_nest(dtype, 3, [(R, n, 0, 1, 1), (n, 1, sv, 0, 0)])(
+                (A, base, u), o, isa=isa)
+            _close(o, (A @ vec) * u[:R], dtype, n)
+            s = np.empty((), dtype)
+            _native.prepare_nest(dtype, 2, [(R, n, 0, 0), (n, 1, sv, 0)])((A, base), s, isa=isa)
+            _close(s, (A @ vec).sum(), dtype, n * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_rows_against_a_shared_vector(isa, dtype, one_thread):
+    """Rows of 1..9 against one vector shared by every row ('...ij,j->...i'
+    with j = 5; the real kernels hold the vector in registers for rows of
+    2..8): the vector as either input, contiguous, strided or reversed rows,
+    row counts around the four-row groups, a scale per row, a later visit
+    that adds, and every row summed into one element."""
+    rng = np.random.default_rng(3)
+    u = _rand(rng, 13, dtype)
+    for n in range(1, 10):
+        v = _rand(rng, 2 * n, dtype)
+        for R in (1, 4, 7, 13):
+            M = _rand(rng, (R, 2 * n), dtype)
+            rev = M[:, n - 1::-1]     # the data pointer at element 0 of each row
+            for A, Av, sa in [(M[:, :n], M, 1), (M[:, ::2], M, 2), (rev, rev, -1)]:
+                ra = M.strides[0] // M.itemsize
+                for vec, vb, sv in [(v[:n], v, 1), (v[::2], v, 2)]:
+                    o = np.full(R, np.nan, dtype)
+                    _native.prepare_nest(dtype, 2, [(R, ra, 0, 1), (n, sa, sv, 0)])(
+                        (Av, vb), o, isa=isa)
+                    _close(o, A @ vec, dtype, n)
+                    _native.prepare_nest(dtype, 2, [(R, 0, ra, 1), (n, sv, sa, 0)])(
+                        (vb, Av), o, isa=isa)
+                    _close(o, A @ vec, dtype, n)
+                    _native.prepare_nest(dtype, 3, [(R, ra, 0, 1, 1), (n, sa, sv, 0, 0)])(
+                        (Av, vb, u), o, isa=isa)
+                    _close(o, (A @ vec) * u[:R], dtype, n)
+                    t = np.empty((), dtype)
+                    _native.prepare_nest(dtype, 2, [(R, ra, 0, 0), (n, sa, sv, 0)])(
+                        (Av, vb), t, isa=isa)
+                    _close(t, (A @ vec).sum(), dtype, n * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_of_sums(isa, dtype, one_thread):
     """Summed rows of one or two inputs, four rows at a time ('ab->a',
     'ab,ab->a' with b from one vector to 64 and past; strided 'bii->b'):
@@ -341,6 +407,33 @@ def test_rows_with_scales(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 3, [(m, 1, n, 1, n), (n, 0, 1, 0, 1)], tile=tile)(
                 (u, C, u), o, isa=isa)
             _close(o, u[:, None] * C * u[:, None], dtype, 2)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_elementwise_rows(isa, dtype, one_thread):
+    """Elementwise rows of 1..17 elements, one call per group of rows (up to
+    16 run the plain loop per row): 'i,ij->ij' (a scale per row), 'ij,ij->ij'
+    with contiguous, strided and reversed inputs, and 'ij,ij->j' (every row
+    added into one output row, the first visit writing)."""
+    rng = np.random.default_rng(17)
+    u = _rand(rng, 9, dtype)
+    for n in range(1, 18):
+        M, N = _rand(rng, (9, 2 * n), dtype), _rand(rng, (9, 2 * n), dtype)
+        rev = N[:, n - 1::-1]
+        for A, sa in [(M[:, :n], 1), (M[:, ::2], 2)]:
+            for B, Bp, sb in [(N[:, :n], N, 1), (rev, rev, -1)]:
+                o = np.full((9, n), np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(9, 2 * n, 2 * n, n), (n, sa, sb, 1)])(
+                    (M, Bp), o, isa=isa)
+                _close(o, A * B, dtype, 1)
+                _native.prepare_nest(dtype, 2, [(9, 1, 2 * n, n), (n, 0, sb, 1)])(
+                    (u, Bp), o, isa=isa)
+                _close(o, u[:, None] * B, dtype, 1)
+                r = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(9, 2 * n, 2 * n, 0), (n, sa, sb, 1)])(
+                    (M, Bp), r, isa=isa)
+                _close(r, (A * B).sum(0), dtype, 9)
 
 
 @pytest.mark.parametrize("isa", ISAS)
@@ -578,3 +671,32 @@ def test_multi_operand_elementwise_is_one_nest():
     (step,) = plan._plan.steps
     assert isinstance(step, NestStep) and len(step.inputs) == 3
     np.testing.assert_allclose(plan(a, a, a), np.einsum("ij,ij,ij->i", a, a, a))
+
+
+def test_gemv_with_a_strided_vector_is_planned_gathered():
+    """'...ij,j->...i' with a sliced or reversed j: the plan names the row
+    'sum/gathered' (the vector gathered once per call, the rows contiguous),
+    explain prints it as vectorised, and the result is numpy's; fewer than
+    4 rows or strided matrix rows keep 'sum/strided'."""
+    rng = np.random.default_rng(2)
+    for dtype in DTYPES:
+        A, x = _rand(rng, (2, 5, 27, 563), dtype), _rand(rng, 2 * 563, dtype)
+        for v in (x[::2], x[563:][::-1]):
+            (step,) = _plan("...ij,j->...i", A, v).steps
+            assert isinstance(step, NestStep) and step.row == "sum/gathered", step.row
+            text = str(einplan.explain("...ij,j->...i", A, v))
+            assert "row kernel sum/gathered vectorised along" in text
+            _close(einplan.einsum("...ij,j->...i", A, v), np.einsum("...ij,j->...i", A, v),
+                   dtype, 563)
+        (step,) = _plan("ij,j->i", A[0, 0, :3], x[::2]).steps
+        assert step.row == "sum/strided"
+        (step,) = _plan("ij,j->i", A[0, 0, :, ::2], x[::4]).steps
+        assert step.row == "sum/strided"
+
+
+def _plan(subscripts, *ops):
+    from einplan.operands import describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return make_plan(spec, describe_operands(arrays))

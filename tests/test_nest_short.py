@@ -224,3 +224,34 @@ def test_thin_gemm_engine_by_predicted_cost():
     # a GEMM with every edge at least MIN_GEMM_EDGE is not priced twice
     (step,) = _steps("ij,jk->ik", np.ones((64, 64)), np.ones((64, 64)))
     assert isinstance(step, GemmStep) and step.why == ""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_one_tile_gemm_priced_on_both_engines(dtype):
+    """A GEMM whose m and n both fit one register tile (nest.is_one_tile)
+    is planned on both engines and priced: an outer product of long dots
+    ('...i,...i->...' 5 x 4 dots of 148254) runs in the nest, its row in
+    blocks that stay in L2, the reason in the step and in explain; sliced
+    and reversed operands give numpy's result; complex stays on the GEMM
+    engine; m or n past one tile is not priced twice."""
+    from einplan.plan import GemmStep
+    rng = np.random.default_rng(11)
+    a, b = rand((1, 4, 148254), dtype, rng=rng), rand((5, 1, 148254), dtype, rng=rng)
+    s = "...i,...i->..."
+    (step,) = _steps(s, a, b)
+    assert isinstance(step, NestStep) and step.why.startswith("nest by predicted"), step
+    assert step.block > 0
+    assert "nest by predicted compute" in str(einplan.explain(s, a, b))
+    for x, y in [(a, b), (a[..., ::-1], b[..., ::-1]), (a[..., ::2], b[..., 1::2]),
+                 (a[..., :-3], b[..., 3:])]:
+        _close(einplan.einsum(s, x, y), np.einsum(s, x, y), dtype, x.shape[-1])
+    for m, n, k in [(4, 4, 4), (8, 8, 9), (5, 7, 3000)]:
+        x, y = rand((m, k), dtype, rng=rng), rand((k, n), dtype, rng=rng)
+        (step,) = _steps("ik,kj->ij", x, y)
+        assert step.why.startswith(f"{step.engine} by predicted"), step
+        _close(einplan.einsum("ik,kj->ij", x, y), x @ y, dtype, k)
+    c = rand((4, 2000), "complex128", rng=rng)
+    (step,) = _steps("ik,jk->ij", c, c)
+    assert isinstance(step, GemmStep) and step.why == ""
+    (step,) = _steps("ik,kj->ij", np.ones((9, 64)), np.ones((64, 8)))
+    assert isinstance(step, GemmStep) and step.why == ""

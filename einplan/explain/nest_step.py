@@ -37,7 +37,7 @@ def build(ctx, i, step) -> Step:
     what = (f"loop nest over {' x '.join(x.source for x in ins)}: loops {order} "
             f"(outer to inner), row kernel {step.row}"
             + (f" vectorised along '{ctx.d(row.labels)}'" if row is not None
-               and (step.row.endswith("contig") or step.short) else "")
+               and (step.row.endswith(("contig", "gathered")) or step.short) else "")
             + (f", {step.tile}x{step.tile_row} tiles over the two innermost loops"
                if step.tile else "")
             + (f", the row in blocks of {step.block} (block loop outermost)"

@@ -129,7 +129,7 @@ def _nest(s):
                      + ("  (summed)" if lp.reduces else ""))
     lines.append(f"  kernel     nest, {s.kernel.isa}, row {nst.row}"
                  + (f", vectorised along '{nst.vectorised}'"
-                    if nst.row.endswith("contig") or getattr(nst, "short", None) else "")
+                    if nst.row.endswith(("contig", "gathered")) or getattr(nst, "short", None) else "")
                  + (f", tiles {nst.tile}x{nst.tile_row}" if nst.tile else ", no tiles")
                  + (f", row blocks of {nst.block}" if nst.block else "")
                  + (f", small-edge kernel ('{nst.short}' in registers)"
