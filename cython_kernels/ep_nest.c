@@ -68,6 +68,7 @@
 #define NT_TGT EP_NT256
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_ac_##x
+#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
 #define T float
 #define IT int32_t
 #define CPX 1
@@ -75,6 +76,7 @@
 #define NT_TGT EP_NT256
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_az_##x
+#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
 #define T double
 #define IT int64_t
 #define CPX 1

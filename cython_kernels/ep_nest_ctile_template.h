@@ -13,6 +13,14 @@
 // lie.  The complex product is deferred-swap: x * yr and x * yi accumulate
 // apart (two FMAs per vector, no shuffle in the k loop), one swap and one
 // FMA per accumulator combine them when the tile is stored.
+// The products and sums contract into FMAs where the kernel set has them
+// (ISO C mode keeps them apart otherwise); the avx2 set runs only where the
+// CPU has FMA too (ep_cpu.c), NT_CT_FMA says so.
+#ifdef NT_CT_FMA
+#define CT_TGT __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+#else
+#define CT_TGT NT_TGT __attribute__((optimize("fp-contract=fast")))
+#endif
 #define CT_ELEMS 8192        // complex elements of x's block copy (64-128 KB: L2)
 #define CT_VB 128            // longest V run of the block (y re-read per run)
 #define CT_KB 512            // longest K run of the block
@@ -20,7 +28,7 @@
 // one MV x NW tile over kb rows of the block b (ldb reals per row): y at
 // (w0, k0), strides in reals; o at (w0, v), strides in reals; nv: the
 // tile's valid elements along V (the rest is padding)
-static inline __attribute__((always_inline)) NT_TGT void
+static inline __attribute__((always_inline)) CT_TGT void
 NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw,
             ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, ep_inc_t ov, ep_dim_t nv, int first)
 {
@@ -67,7 +75,7 @@ NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep
 
 // every MV x NW variant, each a small function of its own
 #define CT_ONE(MV, NW) \
-    static NT_TGT void NT(ct_##MV##_##NW)(const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw, \
+    static CT_TGT void NT(ct_##MV##_##NW)(const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw, \
                                           ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, \
                                           ep_inc_t ov, ep_dim_t nv, int first) \
     { NT(ct_tile)(MV, NW, b, ldb, y, yw, yk, kb, o, ow, ov, nv, first); }
@@ -81,7 +89,7 @@ static const NT(ct_fn_t) NT(ct_fn)[2][3] = {
 // The W x K x V loops (strides in complex elements): x along K and V, y
 // along W and K, the output along W and V.  first: the output's first visit
 // (stored, not added to).  buf: NT(ctile_buffer)() reals.
-NT_FN void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw,
+static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw,
                      ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, T *o, ep_inc_t ow,
                      ep_inc_t ov, int first, T *buf)
 {
@@ -125,7 +133,7 @@ NT_FN void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t 
 }
 
 // reals of the buffer NT(ctile) copies x's blocks into
-NT_FN ep_dim_t NT(ctile_buffer)(void)
+static ep_dim_t NT(ctile_buffer)(void)
 {
     return 2 * (CT_ELEMS + CT_VB);
 }
@@ -133,3 +141,5 @@ NT_FN ep_dim_t NT(ctile_buffer)(void)
 #undef CT_ELEMS
 #undef CT_VB
 #undef CT_KB
+#undef CT_TGT
+#undef NT_CT_FMA
