@@ -12,6 +12,12 @@ the packed GEMM engine where m, n and k are all worth a micro-kernel tile,
 the loop nest otherwise (elementwise products, reductions, dots, GEMVs,
 outer products, tiny GEMMs): packing a panel pays only when each element is
 reused across a tile.
+
+A complex GEMM-like step may run its three innermost loops in the
+register-tile kernel (``_ctile_order``, ``ctile_cycles``): an output tile
+in registers while the summed loop streams through both inputs once,
+chosen where it is predicted cheaper than the plain nest, and against the
+packed engine for a complex GEMM with a short edge (``ctile_by_cost``).
 """
 from __future__ import annotations
 
@@ -477,7 +483,17 @@ def ctile_cycles(loops, itemsize):
     fma = 2 * W.extent * K.extent * (vpad // H) / 2      # two FMA units
     work = outer * (fma + K.extent * V.extent + tiles * CTILE_TILE_CYCLES)
     out = W.extent * V.extent * itemsize
-    moved = outer * (K.extent * V.extent * itemsize + vruns * W.extent * K.extent * itemsize
+    # y: per V run each strip of W walks K of y's lines (its elements stay
+    # in cache only when y's block fits in L2), a page apart costing a TLB
+    # walk each ('ijk,jkl->il' (380,1850,16):T x (1850,16,8) c128 with x the
+    # small B and y the 180 MB A walked along k: 5x slower than the reverse)
+    y_ix = [j for j in (0, 1) if W.strides[j] != 0][0]
+    y_step = abs(K.strides[y_ix]) * itemsize
+    y_walk = strips * K.extent * min(y_step, LINE) * (4 if y_step >= PAGE else 1)
+    y_bytes = W.extent * K.extent * itemsize
+    if W.extent * kb * itemsize <= l2_resident():
+        y_walk = y_bytes
+    moved = outer * (K.extent * V.extent * itemsize + vruns * max(y_bytes, y_walk)
                      + 2 * out * (1 if out <= l2_resident() else kblocks))
     return max(work, moved / BYTES_PER_CYCLE)
 

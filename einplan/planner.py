@@ -14,7 +14,10 @@
   2f  nest.choose_engine          the GEMM engine or the loop nest, per step (or
                                   one nest for the whole call); a two-operand
                                   thin GEMM is planned on both and
-      nest.engine_by_cost         the cheaper by predicted compute runs
+      nest.engine_by_cost         the cheaper by predicted compute runs; a complex
+                                  GEMM with an edge <= nest.CTILE_EDGE is planned
+                                  on the nest too (its register-tile kernel) and
+      nest.ctile_by_cost          priced against the packed engine's 1m GEMM
       cost.steps_seconds          three or more operands: one nest over all of
                                   them and each candidate path (path.candidate_paths)
                                   built and priced, the cheapest kept
