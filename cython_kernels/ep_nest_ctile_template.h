@@ -94,8 +94,12 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
                      ep_inc_t ov, int first, T *buf)
 {
     const ep_dim_t H = VL / 2;
-    ep_dim_t VB = (V + H - 1) / H * H;
-    if (VB > CT_VB) VB = CT_VB;
+    // V runs of CT_VB, longer when K is short enough for the block to take
+    // them whole: fewer, longer runs of each input and output row (a long
+    // V with K = 15 walks 15 input and W output streams a run at a time)
+    ep_dim_t VB = (V + H - 1) / H * H, vmax = CT_VB;
+    if (K * CT_VB < CT_ELEMS) vmax = CT_ELEMS / K / (2 * H) * (2 * H);
+    if (VB > vmax) VB = vmax;
     ep_dim_t KB = CT_ELEMS / VB;
     if (KB > CT_KB) KB = CT_KB;
     for (ep_dim_t v0 = 0; v0 < V; v0 += VB) {

@@ -425,7 +425,8 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     return best[1]
 
 
-CTILE_VB = 128           # V run of the register-tile kernel's x block (ep_nest_ctile_template.h)
+CTILE_VB = 128           # V run of the register-tile kernel's x block when K is long
+                        # (ep_nest_ctile_template.h)
 CTILE_ELEMS = 8192      # complex elements of its x block
 CTILE_NW = 3            # W strip of its register tile
 CTILE_MV = 2            # vectors along V of its register tile
@@ -474,7 +475,10 @@ def ctile_cycles(loops, itemsize):
     lanes = max(2, VECTOR_BITS.get(_native.isa(), 128) // 8 // (itemsize // 2))
     H = lanes // 2                        # complex elements per vector
     vpad = -(-V.extent // H) * H
-    vb = min(vpad, CTILE_VB)
+    vmax = CTILE_VB
+    if K.extent * CTILE_VB < CTILE_ELEMS:
+        vmax = CTILE_ELEMS // K.extent // (2 * H) * (2 * H)
+    vb = min(vpad, vmax)
     kb = max(1, min(512, CTILE_ELEMS // vb))
     kblocks = -(-K.extent // kb)
     vruns = -(-V.extent // vb)
