@@ -38,7 +38,7 @@ cdef class NestCall:
     cdef bint empty
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
-                 int64_t block=0, bint short_loop=False, int tile_row=0, bint conj=False):
+                 int64_t block=0, int short_loop=0, int tile_row=0, bint conj=False):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:

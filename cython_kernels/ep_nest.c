@@ -73,6 +73,7 @@
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_ac_##x
 #define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
+#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
 #define T float
 #define IT int32_t
 #define CPX 1
@@ -80,6 +81,7 @@
 #define NT_TGT EP_NT256
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_az_##x
+#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
 #define T double
 #define IT int64_t
 #define CPX 1
@@ -135,6 +137,10 @@ typedef void (*ep_short_rows_fn)(int nin, const void *const *p, const ep_inc_t *
                                  ep_dim_t n, void *o, ep_inc_t oo, ep_inc_t os, ep_inc_t ol,
                                  int first, void *buf);
 typedef void (*ep_row_dotc_fn)(const void *const *p, const ep_inc_t *s, ep_dim_t n, void *res);
+typedef void (*ep_ctile_fn)(const void *x, ep_inc_t xk, ep_inc_t xv, const void *y, ep_inc_t yw,
+                            ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, void *o,
+                            ep_inc_t ow, ep_inc_t ov, int first, void *buf);
+typedef ep_dim_t (*ep_ctile_buffer_fn)(void);
 typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
                                        ep_dim_t n);
 typedef void (*ep_pack_fn)(const void *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n,
@@ -148,22 +154,26 @@ typedef struct {
     ep_short_buffer_fn short_buffer;
     ep_pack_fn pack;
     ep_row_dotc_fn dotc;     // complex only: sum conj(x) * y (NULL for real types)
+    ep_ctile_fn ctile;       // complex only: the register-tile kernel (NULL for real types)
+    ep_ctile_buffer_fn ctile_buffer;
 } ep_rows_t;
 
-#define EP_ROWS(p, dotc) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod,  \
+#define EP_ROWS(p, dotc, ct, ctb) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
                      (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
                      (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
-                     (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc }
+                     (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc, (ep_ctile_fn)ct, \
+                     (ep_ctile_buffer_fn)ctb }
+#define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer)
 static const ep_rows_t ep_rows_generic[4] = {
-    EP_ROWS(ep_nest_gs_, NULL), EP_ROWS(ep_nest_gd_, NULL),
-    EP_ROWS(ep_nest_gc_, ep_nest_gc_row_dotc), EP_ROWS(ep_nest_gz_, ep_nest_gz_row_dotc)};
+    EP_ROWS(ep_nest_gs_, NULL, NULL, NULL), EP_ROWS(ep_nest_gd_, NULL, NULL, NULL),
+    EP_CROWS(ep_nest_gc_), EP_CROWS(ep_nest_gz_)};
 #ifdef EP_NEST_X86
 static const ep_rows_t ep_rows_avx2[4] = {
-    EP_ROWS(ep_nest_as_, NULL), EP_ROWS(ep_nest_ad_, NULL),
-    EP_ROWS(ep_nest_ac_, ep_nest_ac_row_dotc), EP_ROWS(ep_nest_az_, ep_nest_az_row_dotc)};
+    EP_ROWS(ep_nest_as_, NULL, NULL, NULL), EP_ROWS(ep_nest_ad_, NULL, NULL, NULL),
+    EP_CROWS(ep_nest_ac_), EP_CROWS(ep_nest_az_)};
 static const ep_rows_t ep_rows_avx512[4] = {
-    EP_ROWS(ep_nest_xs_, NULL), EP_ROWS(ep_nest_xd_, NULL),
-    EP_ROWS(ep_nest_xc_, ep_nest_xc_row_dotc), EP_ROWS(ep_nest_xz_, ep_nest_xz_row_dotc)};
+    EP_ROWS(ep_nest_xs_, NULL, NULL, NULL), EP_ROWS(ep_nest_xd_, NULL, NULL, NULL),
+    EP_CROWS(ep_nest_xc_), EP_CROWS(ep_nest_xz_)};
 #endif
 
 static const ep_rows_t *ep_rows_for(int isa, int dtype)
@@ -252,6 +262,9 @@ typedef struct {
     ep_dim_t row_n;                  // elements of the row (of its block)
     int split;                       // the loop shared out (-1: one thread runs all)
     int shortk;                      // the small-edge kernel runs the two innermost loops
+    int ctile;                       // the complex register-tile kernel runs the three
+    int cx;                          // innermost loops (W, K, V); cx: its input x (the
+                                     // one constant along W)
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
     void *sbuf;                      // the small-edge kernel's or the tiles' copies of
                                      // strided inputs (this thread's)
@@ -283,6 +296,17 @@ static void ep_short(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
     c->rows->short_rows(nin, p, ro, rs, rl, R, (int)d->extent[sx], d->extent[lx], o, ro[nin],
                         d->stride[nin][sx], d->stride[nin][lx],
                         first && (r0 == 0 || ro[nin] != 0), c->sbuf);
+}
+
+// The complex register-tile kernel over the three innermost loops W, K, V
+// (see ep_nest_ctile_template.h).
+static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first)
+{
+    const ep_nest_desc_t *d = c->d;
+    int w = c->inner - 2, k = c->inner - 1, v = c->inner, x = c->cx, y = 1 - c->cx;
+    c->rows->ctile(ptr[x], d->stride[x][k], d->stride[x][v], ptr[y], d->stride[y][w],
+                   d->stride[y][k], d->extent[w], d->extent[k], d->extent[v], ptr[2],
+                   d->stride[2][w], d->stride[2][v], first, c->sbuf);
 }
 
 static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_dim_t n, int first)
@@ -395,6 +419,10 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
             ep_row(c, ptr, 0, c->inner >= 0 ? c->row_n : 1, first);
         return;
     }
+    if (c->ctile && dpt == c->inner - 2) {
+        ep_ctile(c, ptr, first);
+        return;
+    }
     if (c->shortk && dpt >= c->inner - 2) {
         ep_short(c, dpt, ptr, first, lo, hi);
         return;
@@ -444,7 +472,7 @@ static void ep_blocks(ep_nest_ctx_t *c, char *const *base, int first, ep_dim_t l
                       ep_dim_t hi)
 {
     const ep_nest_desc_t *d = c->d;
-    if (d->block <= 0 || c->inner < 0 || c->split == c->inner || c->shortk ||
+    if (d->block <= 0 || c->inner < 0 || c->split == c->inner || c->shortk || c->ctile ||
         d->block >= d->extent[c->inner]) {
         ep_rec(c, 0, base, first, lo, hi);
         return;
@@ -493,13 +521,25 @@ static void ep_nest_context(const ep_nest_desc_t *d, int nt, ep_nest_ctx_t *c,
     c->so = c->inner >= 0 ? d->stride[d->nin][c->inner] : 0;
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
-    if (d->short_loop && d->ndim >= 2 && d->tile <= 0 && c->split < c->inner - 1 &&
+    if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->dtype >= EP_NEST_C64 &&
+        d->tile <= 0 && c->split < c->inner - 2) {
+        // the register-tile kernel's shape: x constant along W, y along V,
+        // the output along K, every other stride of the three not 0
+        int w = c->inner - 2, k = c->inner - 1, v = c->inner;
+        int x = d->stride[0][w] == 0 ? 0 : 1, y = 1 - x;
+        c->ctile = d->stride[x][w] == 0 && d->stride[y][v] == 0 && d->stride[2][k] == 0 &&
+                   d->stride[x][k] != 0 && d->stride[x][v] != 0 && d->stride[y][w] != 0 &&
+                   d->stride[y][k] != 0 && d->stride[2][w] != 0 && d->stride[2][v] != 0;
+        c->cx = x;
+    }
+    if (d->short_loop == 1 && d->ndim >= 2 && d->tile <= 0 && c->split < c->inner - 1 &&
         d->extent[c->inner - 1] <= EP_NEST_SHORT &&
         ((d->stride[d->nin][c->inner - 1] == 0) != (c->so == 0))) {
         c->shortk = 1;
     }
     *sbuf_n = 0;
-    if (d->tile > 0 && d->ndim >= 2 && !c->shortk) {
+    if (c->ctile) *sbuf_n = c->rows->ctile_buffer() / 2 + 1;
+    if (d->tile > 0 && d->ndim >= 2 && !c->shortk && !c->ctile) {
         // tiles copy the inputs strided along the row that move by less
         // along the loop around it (but do move: a row shared by every
         // row of the tile is read in place)

@@ -134,7 +134,8 @@ def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=
     """A NestCall: ``out = sum prod(inputs)`` over ``loops`` (outer to inner,
     each (extent, stride per input, stride of the output), in elements),
     validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h).
-    ``short``: the two innermost loops run in the small-edge kernel;
+    ``short``: 1 (or True): the two innermost loops run in the small-edge
+    kernel; 2: the three innermost in the complex register-tile kernel;
     ``tile`` x ``tile_row`` (0: square): the tiles of the two innermost.
     ``conj``: input 0 enters conjugated (a complex dot over one loop)."""
     return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile, block, short,

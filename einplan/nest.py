@@ -12,6 +12,12 @@ the packed GEMM engine where m, n and k are all worth a micro-kernel tile,
 the loop nest otherwise (elementwise products, reductions, dots, GEMVs,
 outer products, tiny GEMMs): packing a panel pays only when each element is
 reused across a tile.
+
+A complex GEMM-like step may run its three innermost loops in the
+register-tile kernel (``_ctile_order``, ``ctile_cycles``): an output tile
+in registers while the summed loop streams through both inputs once,
+chosen where it is predicted cheaper than the plain nest, and against the
+packed engine for a complex GEMM with a short edge (``ctile_by_cost``).
 """
 from __future__ import annotations
 
@@ -454,7 +460,115 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     return best[1]
 
 
-def _split(loops, nin, threads_cap, short=False):
+CTILE_VB = 128           # V run of the register-tile kernel's x block when K is long
+                        # (ep_nest_ctile_template.h)
+CTILE_ELEMS = 8192      # complex elements of its x block
+CTILE_NW = 3            # W strip of its register tile
+CTILE_MV = 2            # vectors along V of its register tile
+CTILE_TILE_CYCLES = 30  # storing one tile (swap, combine, loads and stores of C)
+BYTES_PER_CYCLE = 5.0   # memory bytes per core cycle (13.9 GB/s at 2.9 GHz, Zen 3)
+
+
+def _ctile_order(loops, itemsize):
+    """The loops reordered for the complex register-tile kernel, or None:
+    outer loops, then W (the output and y move, x does not), K (x and y
+    move, the output does not), V (the output and x move, y does not).
+    x is the input read as vectors along V through a block copy, so it is
+    the larger input (read once; y is re-read once per V run of the block);
+    V is x's loop of least stride, W y's longest, K x's summed loop of
+    least stride."""
+    if len(loops) < 3:
+        return None
+    best = None
+    for x in (0, 1):
+        y = 1 - x
+        vs = [lp for lp in loops if lp.strides[x] and not lp.strides[y] and lp.strides[2]]
+        ws = [lp for lp in loops if lp.strides[y] and not lp.strides[x] and lp.strides[2]]
+        ks = [lp for lp in loops if lp.strides[x] and lp.strides[y] and not lp.strides[2]]
+        if not (vs and ws and ks):
+            continue
+        V = min(vs, key=lambda lp: (abs(lp.strides[x]), -lp.extent))
+        W = max(ws, key=lambda lp: lp.extent)
+        K = min(ks, key=lambda lp: (abs(lp.strides[x]), -lp.extent))
+        rest = [lp for lp in loops if lp is not V and lp is not W and lp is not K]
+        order = rest + [W, K, V]
+        cost = ctile_cycles(order, itemsize)
+        if best is None or cost < best[0]:
+            best = (cost, order)
+    return best[1] if best else None
+
+
+def ctile_cycles(loops, itemsize):
+    """Cycles of the register-tile kernel on ``loops`` (outer..., W, K, V),
+    one thread, as the larger of its work and its memory traffic at
+    BYTES_PER_CYCLE: two FMAs per vector of a tile and k (V padded to
+    whole vectors, W in strips of CTILE_NW), a copy of x, a store per tile
+    and block; x and the output moved once (the output again per K block
+    when it does not fit in L2), y once per V run."""
+    W, K, V = loops[-3:]
+    outer = math.prod(lp.extent for lp in loops[:-3])
+    lanes = max(2, VECTOR_BITS.get(_native.isa(), 128) // 8 // (itemsize // 2))
+    H = lanes // 2                        # complex elements per vector
+    vpad = -(-V.extent // H) * H
+    vmax = CTILE_VB
+    if K.extent * CTILE_VB < CTILE_ELEMS:
+        vmax = CTILE_ELEMS // K.extent // (2 * H) * (2 * H)
+    vb = min(vpad, vmax)
+    kb = max(1, min(512, CTILE_ELEMS // vb))
+    kblocks = -(-K.extent // kb)
+    vruns = -(-V.extent // vb)
+    strips = -(-W.extent // CTILE_NW)
+    tiles = strips * -(-vpad // (CTILE_MV * H)) * kblocks
+    fma = 2 * W.extent * K.extent * (vpad // H) / 2      # two FMA units
+    work = outer * (fma + K.extent * V.extent + tiles * CTILE_TILE_CYCLES)
+    out = W.extent * V.extent * itemsize
+    # y: per V run each strip of W walks K of y's lines (its elements stay
+    # in cache only when y's block fits in L2), a page apart costing a TLB
+    # walk each ('ijk,jkl->il' (380,1850,16):T x (1850,16,8) c128 with x the
+    # small B and y the 180 MB A walked along k: 5x slower than the reverse)
+    y_ix = [j for j in (0, 1) if W.strides[j] != 0][0]
+    y_step = abs(K.strides[y_ix]) * itemsize
+    y_walk = strips * K.extent * min(y_step, LINE) * (4 if y_step >= PAGE else 1)
+    y_bytes = W.extent * K.extent * itemsize
+    if W.extent * kb * itemsize <= l2_resident():
+        y_walk = y_bytes
+    moved = outer * (K.extent * V.extent * itemsize + vruns * max(y_bytes, y_walk)
+                     + 2 * out * (1 if out <= l2_resident() else kblocks))
+    return max(work, moved / BYTES_PER_CYCLE)
+
+
+def plain_cycles(loops, itemsize, short=0, row="prod/contig", nin=2, complex_=True):
+    """The plain nest's cycles on the same scale as ``ctile_cycles``: the
+    larger of its compute-side cycles (``nest_cycles``) and its modelled
+    traffic at BYTES_PER_CYCLE."""
+    class _S:
+        pass
+    st = _S()
+    st.loops, st.short, st.row, st.inputs = loops, short, row, (0,) * nin
+    dt = ("complex128" if itemsize == 16 else "complex64") if complex_ else (
+        "float64" if itemsize == 8 else "float32")
+    moved = traffic([(lp.extent, lp.strides) for lp in loops], itemsize)
+    return max(nest_cycles(st, dt), moved / BYTES_PER_CYCLE)
+
+
+CTILE_EDGE = 16          # a complex GEMM with an edge this short is priced on both engines
+CTILE_GEMM_MARGIN = 0.5  # the packed engine's price must be below this share of the
+                         # register-tile kernel's (its 1m panels double B and pad it)
+
+
+def ctile_by_cost(step, gemm_steps, dtype):
+    """('nest' or 'gemm', why) for a complex GEMM with a short edge whose
+    nest runs the register-tile kernel: the packed engine only when its
+    predicted compute cycles (model.gemm_cycles) are below
+    CTILE_GEMM_MARGIN of the kernel's (``ctile_cycles``)."""
+    cn = ctile_cycles(step.loops, _itemsize(dtype))
+    cg = gemm_cycles(gemm_steps, dtype)
+    engine = "gemm" if cg < CTILE_GEMM_MARGIN * cn else "nest"
+    return engine, (f"{engine} by predicted cost: register-tile kernel {cn / 1e3:.1f} "
+                    f"kcycles, packed GEMM engine (1m) {cg / 1e3:.1f} kcycles")
+
+
+def _split(loops, nin, threads_cap, short=False, inner=2):
     """The loop threads share out: the outermost one around the row the
     output varies along (disjoint writes) with extent >= 2, or -- when the
     output is a scalar -- the outermost loop (per-thread partial sums).
@@ -463,7 +577,7 @@ def _split(loops, nin, threads_cap, short=False):
         return -1
     if all(lp.strides[-1] == 0 for lp in loops):
         return 0 if loops else -1
-    for i, lp in enumerate(loops[:-2] if short else loops[:-1]):
+    for i, lp in enumerate(loops[:-inner] if short else loops[:-1]):
         if lp.strides[-1] != 0 and lp.extent >= 2:
             return i
     # the row itself only when it is the only loop (splitting it costs a
@@ -487,20 +601,39 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
                       for c in labels})
     loops = [NestLoop(c, table[c][0], table[c][1]) for c in order_loops(table, itemsize)]
     loops = merge_loops(loops)
-    edge = _short_edge(loops, itemsize, len(ins), str(dtype).startswith("complex"))
+    is_complex = str(dtype).startswith("complex")
+    edge = _short_edge(loops, itemsize, len(ins), is_complex)
     short = 0
+    ctile = None
+    if is_complex and len(ins) == 2:
+        ctile = _ctile_order(loops, itemsize)
     if edge is not None:
+        if ctile is not None:
+            plain = plain_cycles(merge_loops(edge[:-2]) + edge[-2:], itemsize,
+                                 edge[-2].extent, "short-sum")
         loops = merge_loops(edge[:-2]) + edge[-2:]
         short = loops[-2].extent
-    tile, tile_row = (0, 0) if short else (_tile_edge(loops, itemsize) or (0, 0))
+    elif ctile is not None:
+        last = loops[-1]
+        unit = all(abs(s) <= 1 for s in last.strides)
+        plain = plain_cycles(loops, itemsize, 0, "prod/contig" if unit else "prod/strided")
+    if ctile is not None and ctile_cycles(ctile, itemsize) < plain:
+        loops = merge_loops(ctile[:-3]) + ctile[-3:]
+        short = 0
+    else:
+        ctile = None
+    tile, tile_row = (0, 0) if short or ctile else (_tile_edge(loops, itemsize) or (0, 0))
     total = math.prod(lp.extent for lp in loops)
     visits = total * (len(ins) + 1)
     cap = thread_cap(visits)
-    split = _split(loops, len(ins), cap, bool(short))
+    split = _split(loops, len(ins), cap, bool(short or ctile), 3 if ctile else 2)
     threads = cap if split >= 0 else 1
-    block = 0 if tile or short or split == len(loops) - 1 else _row_block(loops, itemsize)
+    block = (0 if tile or short or ctile or split == len(loops) - 1
+             else _row_block(loops, itemsize))
     row = "prod"
-    if short:
+    if ctile:
+        row = "ctile"
+    elif short:
         row = _short_row(loops)
     elif loops:
         last = loops[-1]
@@ -516,11 +649,12 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     moved += math.prod(sizes[c] for c in out_strides if sizes[c] != 1)
     native = _native.prepare_nest(str(dtype), len(ins),
                                   tuple((lp.extent,) + lp.strides for lp in loops),
-                                  split, threads, tile, block, bool(short), tile_row)
+                                  split, threads, tile, block, 2 if ctile else int(bool(short)),
+                                  tile_row)
     return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,
-                    short=short, tile_row=tile_row, native=native)
+                    short=short, tile_row=tile_row, ctile=ctile is not None, native=native)
 
 
 def _gathers_vector(loops):

@@ -328,6 +328,9 @@ class NestStep:
                              # (this extent) held in registers with it
     why: str = ""            # why this engine, when both were priced (a thin GEMM)
     tile_row: int = 0        # the tiles' edge along the row
+    ctile: bool = False      # complex register-tile kernel over the three innermost
+                             # loops (W, K, V): an output tile of W x V in registers
+                             # while K streams (row 'ctile')
     native: object = field(default=None, compare=False, repr=False)
 
     @property
@@ -340,7 +343,8 @@ class NestStep:
         loops = " ".join(f"{lp.labels}:{lp.extent}" for lp in self.loops) or "()"
         extra = (f" tile={self.tile}x{self.tile_row}" if self.tile else "") + (
             f" block={self.block}" if self.block else "") + (
-            f" short={self.short}" if self.short else "")
+            f" short={self.short}" if self.short else "") + (
+            " ctile" if self.ctile else "")
         return (f"{self.kind.value} (nest): {src} -> {dst} '{self.out_labels}' "
                 f"loops=({loops}) row={self.row}{extra} threads<={self.threads}")
 

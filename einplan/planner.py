@@ -14,7 +14,10 @@
   2f  nest.choose_engine          the GEMM engine or the loop nest, per step (or
                                   one nest for the whole call); a two-operand
                                   thin or one-tile GEMM is planned on both and
-      nest.engine_by_cost         the cheaper by predicted compute runs
+      nest.engine_by_cost         the cheaper by predicted compute runs; a complex
+                                  GEMM with an edge <= nest.CTILE_EDGE is planned
+                                  on the nest too (its register-tile kernel) and
+      nest.ctile_by_cost          priced against the packed engine's 1m GEMM
       cost.steps_seconds          three or more operands: one nest over all of
                                   them and each candidate path (path.candidate_paths)
                                   built and priced, the cheapest kept
@@ -42,8 +45,8 @@ import numpy as np
 from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
-from .nest import (MAXIN, choose_engine, engine_by_cost, is_one_tile, is_thin, nest_dtype_ok,
-                   nest_step, step_kind)
+from .nest import (CTILE_EDGE, MAXIN, choose_engine, ctile_by_cost, engine_by_cost,
+                   is_one_tile, is_thin, nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -165,7 +168,21 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                                                      for st in gemm.steps))
                 return replace(plan, steps=(replace(plan.steps[0], why=why),))
             return plan
-        return _path_plan(b, views, infos, dtype, shape, out_eff, None)
+        gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
+        if dtype in _COMPLEX and _short_edge_pair(b, views, out_eff):
+            # a complex GEMM with a short edge: the nest's register-tile
+            # kernel against the packed engine's 1m GEMM, by predicted cost
+            nb = _builder(spec, infos, options, out_info, gemm_only, dtype)
+            if _nest_allowed(nb, views, infos, dtype):
+                plan = _nest_plan(nb, views, dtype, shape, out_eff)
+                if plan.steps[0].ctile:
+                    engine, why = ctile_by_cost(plan.steps[0], gemm.steps, dtype)
+                    if engine == "nest":
+                        return replace(plan, steps=(replace(plan.steps[0], why=why),))
+                    return replace(gemm, steps=tuple(replace(st, why=why)
+                                                     if isinstance(st, GemmStep) else st
+                                                     for st in gemm.steps))
+        return gemm
     return _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
                           out_eff)
 
@@ -477,6 +494,15 @@ def _thin_pair(b, views, out_eff) -> bool:
     sizes = b.sizes
     m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
     return is_thin(m, n, k) or is_one_tile(m, n, k)
+
+
+def _short_edge_pair(b, views, out_eff) -> bool:
+    """Two operands whose pairwise step is a GEMM with an edge of at most
+    nest.CTILE_EDGE (m or n short, or k)."""
+    r = assign_roles(views[0].labels, views[1].labels, out_eff)
+    sizes = b.sizes
+    m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
+    return min(m, n, k) >= 1 and r.m and r.n and r.k and min(m, n, k) <= CTILE_EDGE
 
 
 def _out_strides(b):

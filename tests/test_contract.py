@@ -61,10 +61,11 @@ def test_gemm_steps_take_alpha_beta_in_the_kernel(monkeypatch):
     want = 3.0 * a @ b - 0.5 * c
     contract("ij,jk->ik", a, b, alpha=3.0, beta=-0.5, out=c)
     np.testing.assert_allclose(c, want, rtol=1e-12)
-    z = _rand((20, 30), np.complex128)
-    cz = np.ones((20, 10), np.complex128)
-    contract("ij,jk->ik", z, b.astype(np.complex128), alpha=2.0, beta=1.0, out=cz)
-    np.testing.assert_allclose(cz, 2.0 * z @ b + 1.0, rtol=1e-12)
+    # complex with every edge above nest.CTILE_EDGE (a shorter one may take the nest)
+    z, bz = _rand((20, 30), np.complex128), _rand((30, 24)).astype(np.complex128)
+    cz = np.ones((20, 24), np.complex128)
+    contract("ij,jk->ik", z, bz, alpha=2.0, beta=1.0, out=cz)
+    np.testing.assert_allclose(cz, 2.0 * z @ bz + 1.0, rtol=1e-12)
 
 
 def test_non_gemm_plans_use_the_named_second_pass(monkeypatch):

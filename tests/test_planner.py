@@ -255,11 +255,12 @@ def test_complex_gemv_four_real_gemms(dt):
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128])
 def test_complex_gemm_is_one_1m_gemm(dt):
-    a, b = np.empty((8, 9), dt), np.empty((9, 10), dt)
+    # every edge above nest.CTILE_EDGE (shorter ones are priced on the nest too)
+    a, b = np.empty((24, 20), dt), np.empty((20, 30), dt)
     (step,) = gemm_steps(plan_for("ij,jk->ik", a, b))
     assert step.complex_mode == "1m"
     # the kernel call takes complex-element strides
-    assert step.groups()[1] == ((10, 1, 1),)
+    assert step.groups()[1] == ((30, 1, 1),)
 
 
 def test_complex_times_real_casts_the_real_operand():
@@ -364,13 +365,14 @@ def test_straddling_n_axis_runs_as_a_batch_loop(dtype):
     b = nr * (128 // nr + 1) + nr // 4     # complex (1m): 2b reals, not a multiple either
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 20, b)).astype(dtype)
-    w = rng.standard_normal((20, 7)).astype(dtype)
+    # m = 17, k = 20: no edge short enough for the nest's complex register tiles
+    w = rng.standard_normal((20, 17)).astype(dtype)
     res = einplan.einsum("acb,cd->adb", a, w)
     np.testing.assert_allclose(res, np.einsum("acb,cd->adb", a, w), rtol=1e-4, atol=1e-4)
     d = einplan.explain("acb,cd->adb", a, w).to_dict()
     step = d["steps"][0]
     assert [(p["role"], p["labels"]) for p in step["panel_loops"]] == [("n", "a")]
-    assert step["shape_mnk"] == {"batch": 3, "m": 7, "n": b, "k": 20}
+    assert step["shape_mnk"] == {"batch": 3, "m": 17, "n": b, "k": 20}
     assert "straddle" in str(einplan.explain("acb,cd->adb", a, w))
 
 

@@ -37,13 +37,17 @@ def build(ctx, i, step) -> Step:
     what = (f"loop nest over {' x '.join(x.source for x in ins)}: loops {order} "
             f"(outer to inner), row kernel {step.row}"
             + (f" vectorised along '{ctx.d(row.labels)}'" if row is not None
-               and (step.row.endswith(("contig", "gathered")) or step.short) else "")
+               and (step.row.endswith(("contig", "gathered")) or step.short or step.ctile)
+               else "")
             + (f", {step.tile}x{step.tile_row} tiles over the two innermost loops"
                if step.tile else "")
             + (f", the row in blocks of {step.block} (block loop outermost)"
                if step.block else "")
             + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
                f"held in registers around the row" if step.short else "")
+            + (f", register-tile kernel: output tiles of '{ctx.d(step.loops[-3].labels)}' x "
+               f"'{ctx.d(step.loops[-1].labels)}' (vectorised) held in registers while "
+               f"'{ctx.d(step.loops[-2].labels)}' streams" if step.ctile else "")
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread")
             + (f" ({step.why})" if step.why else ""))
     kernel = Kernel("nest", _native.isa(),

@@ -1,0 +1,179 @@
+"""The loop-nest engine's complex register-tile kernel (an output tile of W x
+V in registers while K streams, ep_nest_ctile_template.h): every ISA this
+CPU runs, both complex dtypes, sizes around the vector widths and the block
+edges, unit, strided and negative strides, through NestCall descriptors;
+and the planner's choice of it for complex GEMMs with a short edge (recorded
+in the NestStep with its reason, printed by explain, results equal to
+numpy's for transposed, sliced and negative-stride operands)."""
+import numpy as np
+import pytest
+
+import einplan
+from einplan import _native
+from einplan.plan import GemmStep, NestStep
+
+from _gemm_util import rand
+
+K = _native._kernels
+pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
+CDTYPES = ["complex64", "complex128"]
+
+
+def _close(got, want, dtype, k):
+    eps = np.finfo(np.dtype(dtype)).eps
+    scale = max(1.0, float(np.max(np.abs(want))) if np.size(want) else 1.0)
+    np.testing.assert_allclose(got, want, rtol=0, atol=16 * (k + 3) * eps * scale)
+
+
+def _st(a):
+    return [s // a.itemsize for s in a.strides]
+
+
+def _run(dtype, loops, ins, out, isa, short=2):
+    call = _native.prepare_nest(dtype, len(ins), loops, short=short)
+    call(tuple(ins), out, isa=isa)
+    return out
+
+
+def _x_layouts(shape, dtype, rng):
+    """x as [k][v]: v unit-stride, v strided by 3, v negative, k unit-stride."""
+    kk, vv = shape
+    yield rand(shape, dtype, rng=rng)
+    yield rand((kk, 3 * vv), dtype, rng=rng)[:, ::3]
+    yield rand(shape, dtype, rng=rng)[:, ::-1]
+    yield np.asfortranarray(rand(shape, dtype, rng=rng))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("W", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("V", [1, 2, 3, 4, 5, 8, 9, 17, 130, 300])
+def test_register_tile_kernel(isa, dtype, W, V, one_thread):
+    """o[w, v] = sum_k x[k, v] * y[w, k] as loops W > K > V: every tile
+    variant (1 or 2 vectors along V, strips of 1-3 along W), V padded to
+    whole vectors and cut into runs of the block, K across block edges;
+    the output unit-stride, strided and negative along V."""
+    rng = np.random.default_rng(W * 1000 + V)
+    for Kx in (1, 5, 150):
+        y = rand((W, Kx), dtype, rng=rng)
+        sy = _st(y)
+        for x in _x_layouts((Kx, V), dtype, rng):
+            sx = _st(x)
+            want = y @ x
+            outs = (np.full((W, V), np.nan, dtype), np.full((W, V), np.nan, dtype)[:, ::-1],
+                    np.full((V, W), np.nan, dtype).T)
+            for o in outs:
+                so = _st(o)
+                _run(dtype, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
+                             (V, sx[1], 0, so[1])], (x, y), o, isa)
+                _close(o, want, dtype, Kx)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_register_tile_kernel_outer_loops(isa, dtype, one_thread):
+    """Loops outside the kernel: a summed one (first visit stores, later
+    ones add), a batch loop every operand moves along, x as input 1 (y
+    as input 0), and a descriptor the kernel does not fit (the output
+    moving along K) running the plain nest instead."""
+    rng = np.random.default_rng(11)
+    J, W, Kx, V = 3, 4, 37, 11
+    x = rand((J, Kx, V), dtype, rng=rng)
+    y = rand((W, J, Kx), dtype, rng=rng)
+    sx, sy = _st(x), _st(y)
+    o = np.full((W, V), np.nan, dtype)
+    so = _st(o)
+    _run(dtype, [(J, sx[0], sy[1], 0), (W, 0, sy[0], so[0]), (Kx, sx[1], sy[2], 0),
+                 (V, sx[2], 0, so[1])], (x, y), o, isa)
+    _close(o, np.einsum("jkv,wjk->wv", x, y), dtype, J * Kx)
+    # batch: b moves in every operand; y given first
+    B = 5
+    xb, yb = rand((B, Kx, V), dtype, rng=rng), rand((B, W, Kx), dtype, rng=rng)
+    ob = np.full((B, W, V), np.nan, dtype)
+    sx, sy, so = _st(xb), _st(yb), _st(ob)
+    _run(dtype, [(B, sy[0], sx[0], so[0]), (W, sy[1], 0, so[1]), (Kx, sy[2], sx[1], 0),
+                 (V, 0, sx[2], so[2])], (yb, xb), ob, isa)
+    _close(ob, np.einsum("bkv,bwk->bwv", xb, yb), dtype, Kx)
+    # the output moves along K: not the kernel's shape, the plain nest runs
+    o3 = np.full((W, Kx, V), np.nan, dtype)
+    s3 = _st(o3)
+    x2, y2 = xb[0], yb[0]
+    sx, sy = _st(x2), _st(y2)
+    _run(dtype, [(W, 0, sy[0], s3[0]), (Kx, sx[0], sy[1], s3[1]), (V, sx[1], 0, s3[2])],
+         (x2, y2), o3, isa)
+    _close(o3, np.einsum("kv,wk->wkv", x2, y2), dtype, 1)
+
+
+def _steps(subscripts, *ops):
+    from einplan.operands import describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return make_plan(spec, describe_operands(arrays)).steps
+
+
+def _t(shape, perm, dtype, rng):
+    """A transposed operand of ``shape``: memory in the order ``perm``."""
+    a = rand(tuple(shape[p] for p in perm), dtype, rng=rng)
+    return a.transpose(np.argsort(perm))
+
+
+# complex GEMMs with a short edge, as the sweep draws them (scaled down)
+SHORT = [
+    # m long (unit-stride in A), n = 8, k long: the packed engine's 1m GEMM
+    # would run it (every edge >= 4)
+    ("ijk,jkl->il", lambda dt, r: (_t((90, 600, 16), (1, 2, 0), dt, r),
+                                   rand((600, 16, 16), dt, rng=r)[..., ::2])),
+    ("ijk,jkl->il", lambda dt, r: (np.asfortranarray(rand((7, 85, 30), dt, rng=r)),
+                                   rand((85, 30, 3), dt, rng=r))),
+    ("ji,jk->ki", lambda dt, r: (rand((4000, 4), dt, rng=r)[:, ::2], rand((4000, 10), dt, rng=r))),
+    ("ji,jk->ki", lambda dt, r: (rand((4000, 2), dt, rng=r)[::-1],
+                                 rand((4000, 20), dt, rng=r)[:, ::2])),
+    ("ij,kj->ik", lambda dt, r: (rand((9, 4), dt, rng=r), rand((20000, 4), dt, rng=r))),
+    ("ij,jk->ik", lambda dt, r: (np.asfortranarray(rand((10, 15), dt, rng=r)),
+                                 rand((15, 30000), dt, rng=r))),
+]
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("case", range(len(SHORT)))
+def test_short_edge_complex_gemms(isa, dtype, case):
+    """Each call through einsum under every ISA: the register-tile kernel
+    planned (the step's row 'ctile', its reason when the packed engine was
+    priced too, explain's text), results equal to numpy's."""
+    subs, make = SHORT[case]
+    rng = np.random.default_rng(case)
+    a, b = make(dtype, rng)
+    (step,) = _steps(subs, a, b)
+    assert isinstance(step, NestStep) and step.ctile and step.row == "ctile", step
+    text = str(einplan.explain(subs, a, b))
+    assert "register-tile kernel" in text, text
+    if case == 0:
+        assert step.why.startswith("nest by predicted cost: register-tile kernel"), step
+        assert step.why in text
+    _close(einplan.einsum(subs, a, b), np.einsum(subs, a, b), dtype, max(a.shape + b.shape))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_short_edge_layouts_match_numpy(isa, dtype):
+    """'ij,jk->ik' with a short n or m and a long k, every operand C,
+    Fortran, sliced and reversed: the same results as numpy whichever
+    engine or kernel the planner picks."""
+    rng = np.random.default_rng(2)
+
+    def layouts(shape):
+        a = rand(shape, dtype, rng=rng)
+        yield a
+        yield np.asfortranarray(a)
+        yield rand(shape[:-1] + (2 * shape[-1],), dtype, rng=rng)[..., ::2]
+        yield a[::-1, ::-1]
+
+    for sa, sb in (((33, 700), (700, 5)), ((3, 700), (700, 41)), ((17, 4), (4, 900))):
+        for a in layouts(sa):
+            for b in layouts(sb):
+                _close(einplan.einsum("ij,jk->ik", a, b), a @ b, dtype, sa[1])
+
+
+def test_large_square_complex_gemm_stays_packed():
+    """No short edge: the packed engine, not priced against the kernel."""
+    a = np.ones((64, 64), np.complex128)
+    (step,) = _steps("ij,jk->ik", a, a)
+    assert isinstance(step, GemmStep) and step.why == ""
