@@ -73,6 +73,14 @@ def assert_close(got, ref, mag, K, dtype):
         f"first bad index {np.argwhere(bad)[0].tolist()}")
 
 
+def assert_sum_close(got, want, dtype, k, ulps=16):
+    """got equals want, sums of k terms, to within ulps * (k + 3) epsilons of
+    dtype times want's largest magnitude (the loop-nest kernels' tests)."""
+    eps = np.finfo(np.dtype(dtype)).eps
+    scale = max(1.0, float(np.max(np.abs(want))) if np.size(want) else 1.0)
+    np.testing.assert_allclose(got, want, rtol=0, atol=ulps * (k + 3) * eps * scale)
+
+
 def rand(shape, dtype=np.float64, seed=0, rng=None):
     """Random values of ``dtype`` (normal floats, both parts of a complex,
     0/1 booleans, small integers) from ``rng``, or from a generator seeded

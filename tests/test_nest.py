@@ -10,7 +10,7 @@ from einplan import _native, nest
 from conftest import ISAS  # noqa: E402
 from einplan.plan import NestStep
 
-from _gemm_util import rand
+from _gemm_util import assert_sum_close, estrides, rand
 
 K = _native._kernels
 DTYPES = ["float32", "float64", "complex64", "complex128"]
@@ -24,13 +24,10 @@ def _rand(rng, shape, dtype):
 
 
 def _close(got, want, dtype, k):
-    eps = np.finfo(np.dtype(dtype)).eps
-    np.testing.assert_allclose(got, want, rtol=0, atol=8 * (k + 3) * eps * max(
-        1.0, float(np.max(np.abs(want))) if np.size(want) else 1.0) * 4)
+    assert_sum_close(got, want, dtype, k, ulps=32)
 
 
-def _strides(a):
-    return [s // a.itemsize for s in a.strides]
+_strides = estrides
 
 
 @pytest.mark.parametrize("isa", ISAS)

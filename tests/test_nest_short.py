@@ -11,7 +11,7 @@ import einplan
 from einplan import _native
 from einplan.plan import NestStep
 
-from _gemm_util import rand
+from _gemm_util import assert_sum_close, estrides, rand
 
 K = _native._kernels
 pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
@@ -19,13 +19,10 @@ DTYPES = ["float32", "float64", "complex64", "complex128"]
 
 
 def _close(got, want, dtype, k):
-    eps = np.finfo(np.dtype(dtype)).eps
-    scale = max(1.0, float(np.max(np.abs(want))) if np.size(want) else 1.0)
-    np.testing.assert_allclose(got, want, rtol=0, atol=32 * (k + 3) * eps * scale)
+    assert_sum_close(got, want, dtype, k, ulps=32)
 
 
-def _st(a):
-    return [s // a.itemsize for s in a.strides]
+_st = estrides
 
 
 def _run(dtype, loops, ins, out, isa, short=True, split=-1, threads=1):
