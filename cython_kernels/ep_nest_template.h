@@ -320,6 +320,28 @@ NT_FN void NT(row_prod_in)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_
 #define NT_PAIR_IM {1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15}
 #endif
 
+// Complex partial sums combined pairwise: a binary counter of levels, level
+// k holding the sum of 2^k partial sums, so the error grows with log(count).
+typedef struct { T r[64], i[64]; uint64_t cnt; } NT(pairs);
+
+static inline __attribute__((always_inline)) NT_TGT void
+NT(pairs_add)(NT(pairs) *ps, T vr, T vi)
+{
+    int k = 0;
+    for (; ps->cnt >> k & 1; k++) { vr = ps->r[k] + vr; vi = ps->i[k] + vi; }
+    ps->r[k] = vr; ps->i[k] = vi;
+    ps->cnt++;
+}
+
+static inline __attribute__((always_inline)) NT_TGT void
+NT(pairs_total)(const NT(pairs) *ps, T *re, T *im)
+{
+    T r = 0, m = 0;
+    for (int k = 0; ps->cnt >> k; k++)
+        if (ps->cnt >> k & 1) { r = ps->r[k] + r; m = ps->i[k] + m; }
+    *re = r; *im = m;
+}
+
 // sum_{i<n} prod_j q[j][i] over contiguous rows of one or two inputs, n <= NB;
 // conj: the first of two inputs conjugated
 NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
@@ -385,8 +407,9 @@ NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *re
     // strided inputs gathered into L1 a block of NT_CH at a time (SIMD sums)
     int gath = !contig && nm <= 2 && NT(gatherable)(nm, s, n);
     ep_dim_t bl = gath ? NT_CH : NB;
-    T lr[64], li[64], buf[2][2 * NT_CH];
-    uint64_t cnt = 0;
+    T buf[2][2 * NT_CH];
+    NT(pairs) ps;                  // its levels are written before they are read
+    ps.cnt = 0;
     const T *q[EP_NEST_MAXIN];
     for (ep_dim_t b = 0; b < n; b += bl) {
         ep_dim_t len = n - b < bl ? n - b : bl;
@@ -400,15 +423,9 @@ NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *re
         T vr, vi;
         if (contig || gath) NT(blk_contig)(nm, q, len, &vr, &vi, conj);
         else NT(blk_strided)(nm, q, s, len, &vr, &vi, conj);
-        int k = 0;
-        for (; cnt >> k & 1; k++) { vr = lr[k] + vr; vi = li[k] + vi; }
-        lr[k] = vr; li[k] = vi;
-        cnt++;
+        NT(pairs_add)(&ps, vr, vi);
     }
-    T r = 0, m = 0;
-    for (int k = 0; cnt >> k; k++)
-        if (cnt >> k & 1) { r = lr[k] + r; m = li[k] + m; }
-    res[0] = r; res[1] = m;
+    NT(pairs_total)(&ps, &res[0], &res[1]);
 }
 
 NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
@@ -672,8 +689,9 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         // products in vector accumulators, NB elements per partial sum,
         // the partials combined pairwise (no per-row set-up)
         const NT(ivec) sw = NT_PAIR_SWAP;
-        ep_dim_t per = NB / n, cnt = 0;
-        T lr[64], li[64];
+        ep_dim_t per = NB / n;
+        NT(pairs) ps;
+        ps.cnt = 0;
         for (ep_dim_t r0 = 0; r0 < R; r0 += per) {
             ep_dim_t r1 = R - r0 < per ? R : r0 + per;
             NT(vec) a = {0}, b = {0};
@@ -693,14 +711,10 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             }
             T vr = NT(hsum)(a, 2, 0) - NT(hsum)(a, 2, 1) + tr;
             T vi = NT(hsum)(b, 2, 0) + NT(hsum)(b, 2, 1) + tm;
-            int k = 0;
-            for (; cnt >> k & 1; k++) { vr = lr[k] + vr; vi = li[k] + vi; }
-            lr[k] = vr; li[k] = vi;
-            cnt++;
+            NT(pairs_add)(&ps, vr, vi);
         }
-        T sr = 0, sm = 0;
-        for (int k = 0; cnt >> k; k++)
-            if (cnt >> k & 1) { sr = lr[k] + sr; sm = li[k] + sm; }
+        T sr, sm;
+        NT(pairs_total)(&ps, &sr, &sm);
         o[0] = first ? sr : o[0] + sr;
         o[1] = first ? sm : o[1] + sm;
         return;
