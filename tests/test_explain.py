@@ -354,6 +354,32 @@ def test_fma_units_inferred_from_the_probe(gflops, per_cycle, nominal, units):
     assert model.infer_fma_units(gflops, per_cycle, nominal, units=1)[0] == 1
 
 
+def test_one_fma_unit_is_believed_only_after_the_probe_is_repeated(monkeypatch):
+    """A probe run on a busy core reads low: a rate that implies one FMA unit
+    is measured again, and a later run that implies two is taken; a CPU that
+    keeps reading as one unit is still inferred as one."""
+    cfg = _native.kernel_config()
+    if not {"avx512", "avx2"} & set(cfg["available_isas"]):
+        pytest.skip("no SIMD kernel set to probe on this CPU")
+    for var in ("EINPLAN_CLOCK_GHZ", "EINPLAN_FMA_UNITS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("EINPLAN_BANDWIDTH_GBS", "12")
+    monkeypatch.setattr(model, "_cpuinfo", lambda: ("test CPU", 2.45))
+    per_cycle = 32 if "avx512" in cfg["available_isas"] else 16
+    one_unit, two_units = per_cycle * 2.3, per_cycle * 2 * 2.9
+    for rates, units in (([one_unit, two_units], 2), ([one_unit] * 9, 1)):
+        runs = iter(rates)
+        calls = []
+
+        def fake_probe(isa):
+            calls.append(isa)
+            return next(runs), "a fake probe"
+        monkeypatch.setattr(model, "_ukr_gflops", fake_probe)
+        m = model._calibrate()
+        assert m.fma_units == units
+        assert len(calls) == (2 if units == 2 else 1 + model.PROBE_RETRIES)
+
+
 def test_schedule_is_ep_gemms_own():
     """The schedule explain prints is the C core's decision (ep_gemm_schedule)."""
     f32 = {"dtype": np.float32}
