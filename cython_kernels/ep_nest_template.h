@@ -891,18 +891,30 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 // A contiguous (R, n) block summed over its rows into o[0..n) ('ab->b' with
 // b = 6): one stream of R*n elements, element e adding to output e mod n.
 // In vectors of lcm(n, VL) elements each lane stays on one output, so the
-// stream runs at full vector width however short the rows are.  n <= 16.
+// stream runs at full vector width however short the rows are.  The rows
+// may run backwards in memory (x is then the last row's start): the block is
+// the same stream.  Taken for n <= NT_PERIOD_N with lcm(n, VL) at most
+// NT_PERIOD_V vectors.
+#define NT_PERIOD_N 64
+#define NT_PERIOD_V 16
+static inline int NT(period_vectors)(ep_dim_t n)
+{
+    ep_dim_t P = n;
+    while (P % VL) P += n;
+    return (int)(P / VL);
+}
+
 NT_FN void NT(rows_period)(const T *x, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     ep_dim_t P = n;
     while (P % VL) P += n;
     int nv = (int)(P / VL);
-    NT(vec) acc[16];
+    NT(vec) acc[NT_PERIOD_V];
     for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
     ep_dim_t tot = R * n, i = 0;
     for (; i + P <= tot; i += P)
         for (int k = 0; k < nv; k++) acc[k] += NT_LD(x + i + k * VL);
-    T part[16] = {0};
+    T part[NT_PERIOD_N] = {0};
     for (int k = 0; k < nv; k++) {
         T t[VL];
         NT_ST(t, acc[k]);
@@ -910,6 +922,32 @@ NT_FN void NT(rows_period)(const T *x, ep_dim_t n, ep_dim_t R, T *o, int first)
     }
     for (; i < tot; i++) part[i % n] += x[i];
     for (ep_dim_t j = 0; j < n; j++) o[j] = first ? part[j] : o[j] + part[j];
+}
+
+// R rows of n contiguous elements, rows[r] at x + r*rs (any rs), summed into
+// o[0..n): the output row stays in vector registers while the rows stream,
+// instead of being loaded and stored once per row ('ab->b' with b = 37 read
+// row by row: 0.69-0.88x numpy).  n <= NT_PERIOD_V * VL; the last n % VL
+// elements in scalar accumulators.
+NT_FN void NT(rows_held)(const T *x, ep_inc_t rs, ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    int nv = (int)(n / VL), nt = (int)(n % VL);
+    NT(vec) acc[NT_PERIOD_V];
+    T tail[VL];
+    for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
+    for (int l = 0; l < nt; l++) tail[l] = 0;
+    for (ep_dim_t r = 0; r < R; r++, x += rs) {
+        for (int k = 0; k < nv; k++) acc[k] += NT_LD(x + k * VL);
+        for (int l = 0; l < nt; l++) tail[l] += x[nv * VL + l];
+    }
+    for (int k = 0; k < nv; k++) {
+        T t[VL];
+        NT_ST(t, acc[k]);
+        for (int l = 0; l < VL; l++)
+            o[k * VL + l] = first ? t[l] : o[k * VL + l] + t[l];
+    }
+    for (int l = 0; l < nt; l++)
+        o[nv * VL + l] = first ? tail[l] : o[nv * VL + l] + tail[l];
 }
 #endif
 
@@ -922,9 +960,15 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
     const T *q[EP_NEST_MAXIN];
     T sc[2] = {1, 0};
 #if !CPX
-    if (nm == 1 && nf == 0 && sor == 0 && so == 1 && s[0] == 1 && rs[0] == (ep_inc_t)n
-        && n <= 16 && R >= 16) {
-        NT(rows_period)(p[0], n, R, o, first);
+    if (nm == 1 && nf == 0 && sor == 0 && so == 1 && s[0] == 1 && R >= 16 &&
+        (rs[0] == (ep_inc_t)n || rs[0] == -(ep_inc_t)n) && n <= NT_PERIOD_N &&
+        NT(period_vectors)(n) <= NT_PERIOD_V) {
+        NT(rows_period)(rs[0] < 0 ? p[0] + (R - 1) * rs[0] : p[0], n, R, o, first);
+        return;
+    }
+    if (nm == 1 && nf == 0 && sor == 0 && so == 1 && s[0] == 1 && R >= 16 && n > 16 &&
+        n <= NT_PERIOD_V * VL) {
+        NT(rows_held)(p[0], rs[0], n, R, o, first);
         return;
     }
 #endif
@@ -986,6 +1030,8 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_PEVEN
 #undef NT_CH
 #undef NT_SV
+#undef NT_PERIOD_N
+#undef NT_PERIOD_V
 #undef NT_PK
 #undef NT_TRANSPOSE
 #undef NT_VB

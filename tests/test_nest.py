@@ -274,12 +274,13 @@ def test_rows_of_sums(isa, dtype, one_thread):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_short_rows_summed_over_a_contiguous_block(isa, dtype, one_thread):
-    """'ab->b' with b of 1 to 16 and a long: the (R, n) block is one stream
+    """'ab->b' with b of 1 to 65 and a long: the (R, n) block is one stream
     whose element e adds to output e mod n (vectors of lcm(n, lanes)); the
-    tail past the last whole period, and a second visit adding to the first
-    (an outer summed loop)."""
+    tail past the last whole period, a second visit adding to the first (an
+    outer summed loop), and the rows running backwards in memory (the block
+    read from its last row's start)."""
     rng = np.random.default_rng(13)
-    for n in range(1, 17):
+    for n in list(range(1, 34)) + [36, 40, 48, 63, 64, 65]:
         for R in (16, 17, 101):
             A = _rand(rng, (2, R, n), dtype)
             o = np.full(n, np.nan, dtype)
@@ -288,6 +289,34 @@ def test_short_rows_summed_over_a_contiguous_block(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 1, [(2, R * n, 0), (R, n, 0), (n, 1, 1)])(
                 (A,), o, isa=isa)
             _close(o, A.sum((0, 1)), dtype, 2 * R)
+            Ar = A[0, ::-1]
+            o = np.full(n, np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(R, -n, 0), (n, 1, 1)])((Ar,), o, isa=isa)
+            _close(o, A[0].sum(0), dtype, R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_summed_into_one_row_held_in_registers(isa, dtype, one_thread):
+    """Rows of 17 to 16 vectors summed into one output row whose period is
+    too long for the one-stream path (b = 33, 37, ...): the output row held in
+    registers while the rows stream, the part past whole vectors in scalars;
+    rows apart by more than their length or backwards, a second visit adding
+    to the first."""
+    rng = np.random.default_rng(17)
+    dt = np.dtype(dtype)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // (
+        dt.itemsize // 2 if dt.kind == "c" else dt.itemsize)
+    for n in sorted({17, 33, 37, 61, 16 * lanes - 1, 16 * lanes, 16 * lanes + 1}):
+        for R in (16, 45):
+            W = _rand(rng, (2, R, n + 5), dtype)
+            for A, rs in [(W[0, :, :n], n + 5), (W[0, ::-1, :n], -(n + 5))]:
+                o = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 1, [(R, rs, 0), (n, 1, 1)])((A,), o, isa=isa)
+                _close(o, A.sum(0), dtype, R)
+            _native.prepare_nest(dtype, 1, [(2, R * (n + 5), 0), (R, n + 5, 0), (n, 1, 1)])(
+                (W[:, :, :n],), o, isa=isa)
+            _close(o, W[:, :, :n].sum((0, 1)), dtype, 2 * R)
 
 
 @pytest.mark.parametrize("isa", ISAS)
