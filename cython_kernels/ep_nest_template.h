@@ -889,12 +889,12 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 
 #if !CPX
 // A contiguous (R, n) block summed over its rows into o[0..n) ('ab->b' with
-// b = 6): one stream of R*n elements, element e adding to output e mod n.
-// In vectors of lcm(n, VL) elements each lane stays on one output, so the
-// stream runs at full vector width however short the rows are.  The rows
-// may run backwards in memory (x is then the last row's start): the block is
-// the same stream.  Taken for n <= NT_PERIOD_N with lcm(n, VL) at most
-// NT_PERIOD_V vectors.
+// b = 6), or the product of two such blocks ('ij,ij->j'): one stream of R*n
+// elements, element e adding to output e mod n.  In vectors of lcm(n, VL)
+// elements each lane stays on one output, so the stream runs at full vector
+// width however short the rows are.  The rows may run backwards in memory
+// (x, y are then the last row's start): the blocks are the same streams.
+// Taken for n <= NT_PERIOD_N with lcm(n, VL) at most NT_PERIOD_V vectors.
 #define NT_PERIOD_N 64
 #define NT_PERIOD_V 16
 static inline int NT(period_vectors)(ep_dim_t n)
@@ -904,7 +904,8 @@ static inline int NT(period_vectors)(ep_dim_t n)
     return (int)(P / VL);
 }
 
-NT_FN void NT(rows_period)(const T *x, ep_dim_t n, ep_dim_t R, T *o, int first)
+static inline __attribute__((always_inline)) NT_TGT void
+NT(period_body)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     ep_dim_t P = n;
     while (P % VL) P += n;
@@ -913,32 +914,48 @@ NT_FN void NT(rows_period)(const T *x, ep_dim_t n, ep_dim_t R, T *o, int first)
     for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
     ep_dim_t tot = R * n, i = 0;
     for (; i + P <= tot; i += P)
-        for (int k = 0; k < nv; k++) acc[k] += NT_LD(x + i + k * VL);
+        for (int k = 0; k < nv; k++)
+            acc[k] += nm == 2 ? NT_LD(x + i + k * VL) * NT_LD(y + i + k * VL)
+                              : NT_LD(x + i + k * VL);
     T part[NT_PERIOD_N] = {0};
     for (int k = 0; k < nv; k++) {
         T t[VL];
         NT_ST(t, acc[k]);
         for (int l = 0; l < VL; l++) part[(k * VL + l) % n] += t[l];
     }
-    for (; i < tot; i++) part[i % n] += x[i];
+    for (; i < tot; i++) part[i % n] += nm == 2 ? x[i] * y[i] : x[i];
     for (ep_dim_t j = 0; j < n; j++) o[j] = first ? part[j] : o[j] + part[j];
 }
 
-// R rows of n contiguous elements, rows[r] at x + r*rs (any rs), summed into
-// o[0..n): the output row stays in vector registers while the rows stream,
-// instead of being loaded and stored once per row ('ab->b' with b = 37 read
-// row by row: 0.69-0.88x numpy).  n <= NT_PERIOD_V * VL; the last n % VL
-// elements in scalar accumulators.
-NT_FN void NT(rows_held)(const T *x, ep_inc_t rs, ep_dim_t n, ep_dim_t R, T *o, int first)
+NT_FN void NT(rows_period)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t R, T *o,
+                           int first)
+{
+    if (nm == 2)
+        NT(period_body)(2, x, y, n, R, o, first);
+    else
+        NT(period_body)(1, x, x, n, R, o, first);
+}
+
+// R rows of n contiguous elements (or the products of two inputs' rows),
+// row r at x + r*rx (and y + r*ry), any row strides, summed into o[0..n):
+// the output row stays in vector registers while the rows stream, instead
+// of being loaded and stored once per row ('ab->b' with b = 37 read row by
+// row: 0.69-0.88x numpy).  n <= NT_PERIOD_V * VL; the last n % VL elements
+// in scalar accumulators.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(held_body)(int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, ep_dim_t n,
+              ep_dim_t R, T *o, int first)
 {
     int nv = (int)(n / VL), nt = (int)(n % VL);
     NT(vec) acc[NT_PERIOD_V];
     T tail[VL];
     for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
     for (int l = 0; l < nt; l++) tail[l] = 0;
-    for (ep_dim_t r = 0; r < R; r++, x += rs) {
-        for (int k = 0; k < nv; k++) acc[k] += NT_LD(x + k * VL);
-        for (int l = 0; l < nt; l++) tail[l] += x[nv * VL + l];
+    for (ep_dim_t r = 0; r < R; r++, x += rx, y += ry) {
+        for (int k = 0; k < nv; k++)
+            acc[k] += nm == 2 ? NT_LD(x + k * VL) * NT_LD(y + k * VL) : NT_LD(x + k * VL);
+        for (int l = 0; l < nt; l++)
+            tail[l] += nm == 2 ? x[nv * VL + l] * y[nv * VL + l] : x[nv * VL + l];
     }
     for (int k = 0; k < nv; k++) {
         T t[VL];
@@ -948,6 +965,39 @@ NT_FN void NT(rows_held)(const T *x, ep_inc_t rs, ep_dim_t n, ep_dim_t R, T *o, 
     }
     for (int l = 0; l < nt; l++)
         o[nv * VL + l] = first ? tail[l] : o[nv * VL + l] + tail[l];
+}
+
+NT_FN void NT(rows_held)(int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
+                         ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    if (nm == 2)
+        NT(held_body)(2, x, rx, y, ry, n, R, o, first);
+    else
+        NT(held_body)(1, x, rx, x, 0, n, R, o, first);
+}
+
+// Rows summed into one output row (the loop around the row summed, the row
+// contiguous in every input and the output): the period stream when every
+// input's rows are ends to end in one direction, else the row held in
+// registers; 0 when neither applies.
+static inline __attribute__((always_inline)) NT_TGT int
+NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                  const ep_inc_t *rs, ep_dim_t R, T *o, int first)
+{
+    if (nm < 1 || nm > 2 || R < 16 || s[0] != 1 || (nm == 2 && s[1] != 1))
+        return 0;
+    ep_inc_t r0 = rs[0], r1 = nm == 2 ? rs[1] : rs[0];
+    if (r0 == r1 && (r0 == (ep_inc_t)n || r0 == -(ep_inc_t)n) && n <= NT_PERIOD_N &&
+        NT(period_vectors)(n) <= NT_PERIOD_V) {
+        ep_dim_t back = r0 < 0 ? (R - 1) * r0 : 0;
+        NT(rows_period)(nm, p[0] + back, p[nm - 1] + back, n, R, o, first);
+        return 1;
+    }
+    if (n >= (nm == 2 ? VL : 17) && n <= NT_PERIOD_V * VL) {
+        NT(rows_held)(nm, p[0], r0, p[nm - 1], r1, n, R, o, first);
+        return 1;
+    }
+    return 0;
 }
 #endif
 
@@ -960,17 +1010,8 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
     const T *q[EP_NEST_MAXIN];
     T sc[2] = {1, 0};
 #if !CPX
-    if (nm == 1 && nf == 0 && sor == 0 && so == 1 && s[0] == 1 && R >= 16 &&
-        (rs[0] == (ep_inc_t)n || rs[0] == -(ep_inc_t)n) && n <= NT_PERIOD_N &&
-        NT(period_vectors)(n) <= NT_PERIOD_V) {
-        NT(rows_period)(rs[0] < 0 ? p[0] + (R - 1) * rs[0] : p[0], n, R, o, first);
+    if (nf == 0 && sor == 0 && so == 1 && NT(rows_into_one)(nm, p, s, n, rs, R, o, first))
         return;
-    }
-    if (nm == 1 && nf == 0 && sor == 0 && so == 1 && s[0] == 1 && R >= 16 && n > 16 &&
-        n <= NT_PERIOD_V * VL) {
-        NT(rows_held)(p[0], rs[0], n, R, o, first);
-        return;
-    }
 #endif
     if (n <= 16 && nm <= 2) {
         // short rows (an axpy of 2-16 elements, 'ij,jk->ik' with k = 4,

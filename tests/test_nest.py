@@ -321,6 +321,38 @@ def test_rows_summed_into_one_row_held_in_registers(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_products_of_rows_summed_into_one_row(isa, dtype, one_thread):
+    """'ij,ij->j': two inputs' rows multiplied and summed into one output row
+    -- one period stream when both blocks run end to end in one direction
+    (forwards or both backwards), the row held in registers when they do not
+    (one reversed, rows apart by more than their length), rows shorter than a
+    vector with mixed directions through the plain rows; a second visit
+    adding to the first."""
+    rng = np.random.default_rng(19)
+    for n in (1, 3, 4, 7, 8, 12, 16, 20, 33, 64):
+        for R in (16, 45):
+            X = _rand(rng, (R, n + 3), dtype)
+            Y = _rand(rng, (R, n + 3), dtype)
+            want = (X[:, :n] * Y[:, :n]).sum(0)
+            cases = [
+                (np.ascontiguousarray(X[:, :n]), n, np.ascontiguousarray(Y[:, :n]), n),
+                (np.ascontiguousarray(X[::-1, :n])[::-1], -n,
+                 np.ascontiguousarray(Y[::-1, :n])[::-1], -n),
+                (np.ascontiguousarray(X[::-1, :n])[::-1], -n, Y[:, :n], n + 3),
+                (X[:, :n], n + 3, np.ascontiguousarray(Y[:, :n]), n),
+            ]
+            for A, ra, B, rb in cases:
+                o = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(R, ra, rb, 0), (n, 1, 1, 1)])(
+                    (A, B), o, isa=isa)
+                _close(o, want, dtype, R)
+                _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, ra, rb, 0),
+                                                (n, 1, 1, 1)])((A, B), o, isa=isa)
+                _close(o, 2 * want, dtype, 2 * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_tiles_copy_crossed_inputs(isa, dtype, one_thread):
     """Rectangular tiles (a side whole, the other blocked) whose inputs
     strided along the row are copied per tile into contiguous rows: 'ab,ba->ab'
