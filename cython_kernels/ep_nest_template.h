@@ -1001,6 +1001,45 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
 }
 #endif
 
+#if !CPX
+// R short contiguous rows of one or two inputs (VL <= n <= 16), times their
+// scale, into contiguous output rows sor apart: whole vectors, then the
+// elements past them ('abcd->acd' (880,6,2,4) adds rows of 8 per summed b).
+static inline __attribute__((always_inline)) NT_TGT void
+NT(short_vec_body)(int nm, const T *const *p, ep_dim_t n, const ep_inc_t *rs, ep_dim_t R,
+                   T *o, ep_inc_t sor, int first, int nf, const T *const *f,
+                   const ep_inc_t *fs)
+{
+    int nv = (int)(n / VL);
+    T sc[2] = {1, 0};
+    for (ep_dim_t r = 0; r < R; r++) {
+        const T *x = p[0] + r * rs[0], *y = p[nm - 1] + r * rs[nm - 1];
+        if (nf) NT(scale)(nf, f, fs, r, sc);
+        T *d = o + r * sor;
+        int fr = first && (r == 0 || sor != 0);
+        for (int k = 0; k < nv; k++) {
+            NT(vec) v = nm == 2 ? NT_LD(x + k * VL) * NT_LD(y + k * VL) : NT_LD(x + k * VL);
+            if (nf) v *= sc[0];
+            NT_ST(d + k * VL, fr ? v : NT_LD(d + k * VL) + v);
+        }
+        for (ep_dim_t i = (ep_dim_t)nv * VL; i < n; i++) {
+            T v = sc[0] * (nm == 2 ? x[i] * y[i] : x[i]);
+            d[i] = fr ? v : d[i] + v;
+        }
+    }
+}
+
+NT_FN void NT(rows_short_vec)(int nm, const T *const *p, ep_dim_t n, const ep_inc_t *rs,
+                              ep_dim_t R, T *o, ep_inc_t sor, int first, int nf,
+                              const T *const *f, const ep_inc_t *fs)
+{
+    if (nm == 2)
+        NT(short_vec_body)(2, p, n, rs, R, o, sor, first, nf, f, fs);
+    else
+        NT(short_vec_body)(1, p, n, rs, R, o, sor, first, nf, f, fs);
+}
+#endif
+
 // R elementwise rows: row r, times its scale, into o + r*sor (inputs rs[j]
 // apart)
 NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
@@ -1012,6 +1051,13 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #if !CPX
     if (nf == 0 && sor == 0 && so == 1 && NT(rows_into_one)(nm, p, s, n, rs, R, o, first))
         return;
+#endif
+#if !CPX
+    if (n <= 16 && n >= VL && nm >= 1 && nm <= 2 && so == 1 && s[0] == 1 &&
+        s[nm - 1] == 1) {
+        NT(rows_short_vec)(nm, p, n, rs, R, o, sor, first, nf, f, fs);
+        return;
+    }
 #endif
     if (n <= 16 && nm <= 2) {
         // short rows (an axpy of 2-16 elements, 'ij,jk->ik' with k = 4,

@@ -472,8 +472,10 @@ def test_rows_with_scales(isa, dtype, one_thread):
 def test_short_elementwise_rows(isa, dtype, one_thread):
     """Elementwise rows of 1..17 elements, one call per group of rows (up to
     16 run the plain loop per row): 'i,ij->ij' (a scale per row), 'ij,ij->ij'
-    with contiguous, strided and reversed inputs, and 'ij,ij->j' (every row
-    added into one output row, the first visit writing)."""
+    with contiguous, strided and reversed inputs (rows of a vector or more
+    with contiguous inputs in whole vectors), a summed loop around them, and
+    'ij,ij->j' (every row added into one output row, the first visit
+    writing)."""
     rng = np.random.default_rng(17)
     u = _rand(rng, 9, dtype)
     for n in range(1, 18):
@@ -485,6 +487,10 @@ def test_short_elementwise_rows(isa, dtype, one_thread):
                 _native.prepare_nest(dtype, 2, [(9, 2 * n, 2 * n, n), (n, sa, sb, 1)])(
                     (M, Bp), o, isa=isa)
                 _close(o, A * B, dtype, 1)
+                # a summed loop around the rows: the second visit adds
+                _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (9, 2 * n, 2 * n, n),
+                                                (n, sa, sb, 1)])((M, Bp), o, isa=isa)
+                _close(o, 2 * A * B, dtype, 2)
                 _native.prepare_nest(dtype, 2, [(9, 1, 2 * n, n), (n, 0, sb, 1)])(
                     (u, Bp), o, isa=isa)
                 _close(o, u[:, None] * B, dtype, 1)
