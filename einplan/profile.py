@@ -32,6 +32,7 @@ from collections import Counter
 
 import numpy as np
 
+from . import _native
 from . import api as _api
 from .explain import explain
 from .operands import Virtual
@@ -166,6 +167,7 @@ class Profile:
         self.wall_s = 0.0
         self._t0 = None
         self._compared = False
+        self._threads = {}
 
     # -- recording ------------------------------------------------------------
     def _add(self, key, via, dt, make_sample):
@@ -263,7 +265,10 @@ class Profile:
         rng = np.random.default_rng(0)
         prev = _recorder.busy.on
         _recorder.busy.on = True        # the replays are not part of the program
+        threads = _native.get_num_threads()
+        blas = _blas_held_to(threads)
         try:
+            self._threads = {"einplan": threads, "numpy_blas": blas.__enter__()}
             with self._lock:
                 rows = list(self._rows.values())
             for r in rows:
@@ -299,6 +304,7 @@ class Profile:
                 r["compare"] = {"einplan_s": t_ours, "numpy_s": t_np, "rounds": rounds,
                                 "speedup": t_np / t_ours if t_ours > 0 else None}
         finally:
+            blas.__exit__(None, None, None)
             _recorder.busy.on = prev
         self._compared = True
         return self.compare_totals()
@@ -312,7 +318,8 @@ class Profile:
         ours = sum(r["compare"]["einplan_s"] * r["count"] for r in rows)
         theirs = sum(r["compare"]["numpy_s"] * r["count"] for r in rows)
         return {"einplan_s": ours, "numpy_s": theirs,
-                "speedup": theirs / ours if ours > 0 else None}
+                "speedup": theirs / ours if ours > 0 else None,
+                "threads": dict(self._threads)}
 
     # -- output -------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -358,6 +365,23 @@ class Profile:
 
 
 _OTHER_MODE_BELOW_S = 0.05
+
+
+def _blas_held_to(threads):
+    """A context holding numpy's BLAS to ``threads`` while the replays run, so
+    both sides of a speedup use the same cores (a program's BLAS pool is
+    sized when numpy loads, before the program pins it); yields the count
+    held, or None when threadpoolctl is not installed."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext(None)
+
+    @contextlib.contextmanager
+    def held():
+        with threadpool_limits(limits=threads, user_api="blas"):
+            yield threads
+    return held()
 
 
 def _replay(fn, budget_s, warm=True):
@@ -464,6 +488,12 @@ def render_text(d: dict) -> str:
     if cmp:
         lines += ["", f"whole program (replayed calls x counts): einplan {_fmt_s(cmp['einplan_s'])}, "
                   f"numpy.einsum {_fmt_s(cmp['numpy_s'])}, speedup {cmp['speedup']:.2f}x"]
+        th = cmp.get("threads") or {}
+        if th:
+            blas = th.get("numpy_blas")
+            lines.append(f"replayed at {th['einplan']} einplan thread(s); numpy's BLAS "
+                         + (f"held to {blas} thread(s)" if blas else
+                            "threads not held (threadpoolctl is not installed)"))
     return "\n".join(lines)
 
 

@@ -88,6 +88,42 @@ def test_compare_replays_close_calls_in_turn():
             r["compare"]["numpy_s"] / r["compare"]["einplan_s"]) for r in rows)
 
 
+def test_compare_holds_numpys_blas_to_einplans_threads(monkeypatch):
+    """The replays run numpy's BLAS on as many threads as einplan's (a pool
+    sized when numpy loaded would otherwise race a program pinned to one
+    thread); the pool is given back afterwards and the count is reported."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+    if not blas or os.cpu_count() < 2:
+        pytest.skip("needs numpy's BLAS pool and 2 cores to hold it to fewer threads")
+    profile_mod = sys.modules["einplan.profile"]
+    seen, real = [], profile_mod.original("einsum")
+
+    def spy(name):
+        def einsum(*a, **k):
+            seen.append(max(p["num_threads"] for p in threadpoolctl.threadpool_info()
+                            if p["user_api"] == "blas"))
+            return real(*a, **k)
+        return einsum if name == "einsum" else profile_mod.original(name)
+    old = einplan.get_num_threads()
+    a = RNG.random((60, 60))
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        einplan.set_num_threads(1)
+        try:
+            with einplan.profile() as prof:
+                einplan.einsum("ij,jk->ik", a, a)
+            monkeypatch.setattr(profile_mod, "original", spy)
+            whole = prof.compare(budget_s=0.01)
+        finally:
+            einplan.set_num_threads(old)
+        after = max(p["num_threads"] for p in threadpoolctl.threadpool_info()
+                    if p["user_api"] == "blas")
+    assert seen and set(seen) == {1}
+    assert after == 2
+    assert whole["threads"] == {"einplan": 1, "numpy_blas": 1}
+    assert "numpy's BLAS held to 1 thread(s)" in str(prof)
+
+
 def test_nested_calls_are_recorded_once():
     with einplan.profile() as prof:
         with einplan.patched():
