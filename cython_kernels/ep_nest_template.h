@@ -188,17 +188,14 @@ NT_FN T NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_t n
     return (a0 + a1) + (a2 + a3);
 }
 
-NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
+// row_sum past one block (or gathered): blocks combined pairwise; its
+// buffers (16 KB of stack) kept out of row_sum's own frame, which short rows
+// take thousands of times per call
+__attribute__((noinline)) NT_FN void NT(row_sum_blocks)(int nm, const T *const *p,
+                                                        const ep_inc_t *s, ep_dim_t n,
+                                                        int contig, int gath, T *res)
 {
-    int contig = 1;
-    for (int j = 0; j < nm; j++) contig &= s[j] == 1;
-    // strided inputs gathered into L1 a block of NT_CH at a time (SIMD sums)
-    int gath = !contig && NT(gatherable)(nm, s, n);
     ep_dim_t bl = gath ? NT_CH : NB;
-    if (n <= bl && !gath) {
-        res[0] = contig ? NT(blk_contig)(nm, p, n) : NT(blk_strided)(nm, p, s, n);
-        return;
-    }
     T lvl[64], buf[EP_NEST_MAXIN][NT_CH];
     uint64_t cnt = 0;
     const T *q[EP_NEST_MAXIN];
@@ -221,6 +218,19 @@ NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     for (int k = 0; cnt >> k; k++)
         if (cnt >> k & 1) r = lvl[k] + r;
     res[0] = r;
+}
+
+NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
+{
+    int contig = 1;
+    for (int j = 0; j < nm; j++) contig &= s[j] == 1;
+    // strided inputs gathered into L1 a block of NT_CH at a time (SIMD sums)
+    int gath = !contig && NT(gatherable)(nm, s, n);
+    if (n <= NB && !gath) {
+        res[0] = contig ? NT(blk_contig)(nm, p, n) : NT(blk_strided)(nm, p, s, n);
+        return;
+    }
+    NT(row_sum_blocks)(nm, p, s, n, contig, gath, res);
 }
 
 // o[i*so] = (first ? 0 : o[i*so]) + c * prod_j p[j][i*s[j]]
@@ -633,6 +643,27 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
                         int nf, const T *const *f, const ep_inc_t *fs);
 
+// rows_sum of two inputs whose input v is the same vector for every row,
+// gathered once (on this function's stack up to NB elements, longer into
+// the thread's scratch buffer); 0 when no buffer could be had.  Its own
+// frame: rows_sum is called per few rows and must not carry the buffer.
+__attribute__((noinline)) NT_FN int NT(rows_sum_gathered)(
+    int v, const T *const *p, const ep_inc_t *s, ep_dim_t n, const ep_inc_t *rs, ep_dim_t R,
+    T *o, ep_inc_t so, int first, int nf, const T *const *f, const ep_inc_t *fs)
+{
+    T sbuf[(1 + CPX) * NB];
+    T *buf = n <= NB ? sbuf : ep_scratch((size_t)(1 + CPX) * n * sizeof(T));
+    if (!buf)
+        return 0;
+    NT(gather)(p[v], s[v], n, buf);
+    const T *pp[2];
+    ep_inc_t ss[2] = {1, 1};
+    pp[v] = buf;
+    pp[1 - v] = p[1 - v];
+    NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first, nf, f, fs);
+    return 1;
+}
+
 // R rows at once (the loop around the row, rows apart by rs[j] elements):
 // o[r*so] = (first and r's first visit ? 0 : o[r*so]) + row r's sum times
 // its scale (the nf inputs constant along the row).  One call per R rows:
@@ -668,19 +699,9 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         // contiguous -- long rows too, which would otherwise each gather
         // the vector again element by element
         int v = rs[0] == 0 ? 0 : rs[1] == 0 ? 1 : -1;
-        if (v >= 0 && s[1 - v] == 1) {
-            T sbuf[(1 + CPX) * NB];
-            T *buf = n <= NB ? sbuf : ep_scratch((size_t)(1 + CPX) * n * sizeof(T));
-            if (buf) {
-                NT(gather)(p[v], s[v], n, buf);
-                const T *pp[2];
-                ep_inc_t ss[2] = {1, 1};
-                pp[v] = buf;
-                pp[1 - v] = p[1 - v];
-                NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first, nf, f, fs);
-                return;
-            }
-        }
+        if (v >= 0 && s[1 - v] == 1 &&
+            NT(rows_sum_gathered)(v, p, s, n, rs, R, o, so, first, nf, f, fs))
+            return;
     }
     ep_dim_t r = 0;
 #if CPX
@@ -739,37 +760,42 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
         || (nm == 1 && n <= 256 && (!contig || n < VL))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
-        for (; r < R && R >= 4; r += 4) {
+        for (; r < R && (R >= 4 || vec4); r += 4) {
             // the last block ends at row R - 1, repeating up to three rows
             // just summed (in L1) instead of sending the rest one at a time
             // through row_sum ('abcd,abcd->' with rows of 33 in calls of 6:
-            // a third of the rows)
-            ep_dim_t rb = r + 4 <= R ? r : R - 4;
+            // a third of the rows); fewer than four rows repeat the last
+            // ('abc->b' (40,2,2352) F order: calls of 2 rows of 40)
+            ep_dim_t rb = R < 4 ? 0 : r + 4 <= R ? r : R - 4;
             const T *x = p[0] + rb * rs[0], *y = nm > 1 ? p[1] + rb * rs[1] : x;
             ep_inc_t ax = rs[0], ay = nm > 1 ? rs[1] : rs[0];
             T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
             if (vec4) {
+                // rows 1..3 of the block, the last row standing in for rows
+                // past R - 1
+                ep_dim_t t1 = R > 1, t2 = R > 2 ? 2 : t1, t3 = R > 3 ? 3 : t2;
+                const T *x1 = x + t1 * ax, *x2 = x + t2 * ax, *x3 = x + t3 * ax;
+                const T *y1 = y + t1 * ay, *y2 = y + t2 * ay, *y3 = y + t3 * ay;
                 NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
                 ep_dim_t i = 0;
                 if (nm == 1) {
                     for (; i + VL <= n; i += VL) {
-                        v0 += NT_LD(x + i); v1 += NT_LD(x + i + ax);
-                        v2 += NT_LD(x + i + 2 * ax); v3 += NT_LD(x + i + 3 * ax);
+                        v0 += NT_LD(x + i); v1 += NT_LD(x1 + i);
+                        v2 += NT_LD(x2 + i); v3 += NT_LD(x3 + i);
                     }
                     for (; i < n; i++) {
-                        a0 += x[i]; a1 += x[i + ax]; a2 += x[i + 2 * ax]; a3 += x[i + 3 * ax];
+                        a0 += x[i]; a1 += x1[i]; a2 += x2[i]; a3 += x3[i];
                     }
                 } else {
                     for (; i + VL <= n; i += VL) {
                         v0 += NT_LD(x + i) * NT_LD(y + i);
-                        v1 += NT_LD(x + i + ax) * NT_LD(y + i + ay);
-                        v2 += NT_LD(x + i + 2 * ax) * NT_LD(y + i + 2 * ay);
-                        v3 += NT_LD(x + i + 3 * ax) * NT_LD(y + i + 3 * ay);
+                        v1 += NT_LD(x1 + i) * NT_LD(y1 + i);
+                        v2 += NT_LD(x2 + i) * NT_LD(y2 + i);
+                        v3 += NT_LD(x3 + i) * NT_LD(y3 + i);
                     }
                     for (; i < n; i++) {
-                        a0 += x[i] * y[i]; a1 += x[i + ax] * y[i + ay];
-                        a2 += x[i + 2 * ax] * y[i + 2 * ay];
-                        a3 += x[i + 3 * ax] * y[i + 3 * ay];
+                        a0 += x[i] * y[i]; a1 += x1[i] * y1[i];
+                        a2 += x2[i] * y2[i]; a3 += x3[i] * y3[i];
                     }
                 }
                 a0 += NT(hsum)(v0, 1, 0); a1 += NT(hsum)(v1, 1, 0);
@@ -802,7 +828,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 }
             }
             T a[4] = {a0, a1, a2, a3};
-            for (int t = (int)(r - rb); t < 4; t++) {
+            for (int t = (int)(r - rb); t < 4 && rb + t < R; t++) {
                 if (nf) {
                     T sc[2];
                     NT(scale)(nf, f, fs, rb + t, sc);

@@ -578,6 +578,43 @@ def test_loop_order_counts_calls_of_the_rows_kernel():
     np.testing.assert_allclose(einplan.einsum("abcd->c", A), np.einsum("abcd->c", A))
 
 
+def test_fewer_calls_for_no_more_traffic_take_the_other_order():
+    """'abc->b' (40, 2, 588) in F order: with c outside b the rows kernel is
+    called 588 times for 2 rows of 40; with b outside, twice for 588 rows.
+    The traffic model prices both orders alike (the operand fits in L2), so
+    the order with fewer calls is taken although it gains less than
+    ORDER_GAIN; at c = 2352 the operand leaves L2 and b outside would read
+    half lines twice: c stays outside."""
+    for c, want in ((588, ["b", "c", "a"]), (2352, ["c", "b", "a"])):
+        table = {"a": (40, (1, 0)), "b": (2, (40, 1)), "c": (c, (80, 0))}
+        assert nest.order_loops(table, 8) == want
+    A = np.asfortranarray(np.random.default_rng(5).random((40, 2, 588)))
+    np.testing.assert_allclose(einplan.einsum("abc->b", A), np.einsum("abc->b", A))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fewer_than_four_short_rows_summed(isa, dtype, one_thread):
+    """One to three contiguous rows of a vector to 512 bytes summed each into
+    its own output (or all into one): the four-row path with the last row
+    standing in for the missing ones, whose sums are not stored; one and two
+    inputs."""
+    rng = np.random.default_rng(23)
+    for n in (4, 8, 13, 40, 64):
+        for R in (1, 2, 3, 5):
+            A, B = _rand(rng, (R, n + 2), dtype), _rand(rng, (R, n + 2), dtype)
+            o = np.full(R + 1, np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(R, n + 2, 1), (n, 1, 0)])((A,), o[:R], isa=isa)
+            _close(o[:R], A[:, :n].sum(1), dtype, n)
+            assert np.isnan(o[R])
+            _native.prepare_nest(dtype, 2, [(R, n + 2, n + 2, 1), (n, 1, 1, 0)])(
+                (A, B), o[:R], isa=isa)
+            _close(o[:R], (A[:, :n] * B[:, :n]).sum(1), dtype, n)
+            s = np.full((), np.nan, dtype)
+            _native.prepare_nest(dtype, 1, [(R, n + 2, 0), (n, 1, 0)])((A,), s, isa=isa)
+            _close(s, A[:, :n].sum(), dtype, R * n)
+
+
 def test_short_rows_apart_in_memory_continue_their_stream():
     """'abcd,abcd->' (33, 4, 9395, 6) with a contiguous in both and rows of
     the second input 198 elements apart along bc: with d outside bc that
