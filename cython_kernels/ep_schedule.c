@@ -11,6 +11,7 @@
 #include "ep_api.h"
 #include "ep_blocking.h"
 #include "ep_pack.h"
+#include <unistd.h>
 #include "ep_schedule.h"
 #include "ukr/ep_ukr.h"
 
@@ -60,6 +61,25 @@
 //   1.04; m = 231: f64 0.49 / 1.08; 256^3 f64 0.77 / 1.00  -> 16 rows f32,
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
+
+// B read in place takes each micro-tile's NR columns across all of k: a
+// line from every k row, rows a stride apart that no prefetcher follows.
+// From L3 that is latency the kernel hides; from memory it is not: B of
+// more than this core's share of L3 is packed (Zen 3, f32, m = 3, k = 427,
+// n = 24058, B 41 MB: 11.6 ms in place, 4.2-5.0 ms packed, numpy 5.4-9.3;
+// m = 6, n = 1536 / 4096 (B 3 / 8 MB): 0.23 / 1.9 ms in place, 0.57 /
+// 3.5 ms packed; n = 8192 (16 MB): even).
+static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
+{
+    static ep_dim_t share;         // read once (sysfs): a benign race
+    if (!share) {
+        ep_dim_t l1, l2, l3;
+        ep_cache_sizes(&l1, &l2, &l3);
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        share = l3 > 0 ? l3 / (ncpu > 0 ? ncpu : 1) : (ep_dim_t)2 << 20;
+    }
+    return (double)K * (double)N * esize <= (double)share;
+}
 
 // A complex (1m) call on the smm path gathers A's rows into the thread's
 // workspace when its k is not unit-stride, up to this many bytes (half
@@ -218,7 +238,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     }
     s->direct_b = M <= (d->dtype == EP_FLOAT32 ? u->direct_b_max_m_s : u->direct_b_max_m_d) &&
                   !packed_only && !d->b_packed &&
-                  !d->cplx;
+                  !d->cplx && ep_b_fits_l3(K, N, d->dtype == EP_FLOAT32 ? 4 : 8);
     s->nthreads = nt;
     if (nt > 1) {
         ep_dim_t mpanels = (M + s->bk.mr - 1) / s->bk.mr;

@@ -2,6 +2,7 @@
 JSON, the JSON schema, fallbacks, front ends, and (slow) the cost model
 against a measured GEMM."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -352,6 +353,22 @@ def test_fma_units_inferred_from_the_probe(gflops, per_cycle, nominal, units):
     assert u == units
     assert clock == pytest.approx(gflops / (per_cycle * units))
     assert model.infer_fma_units(gflops, per_cycle, nominal, units=1)[0] == 1
+
+
+def test_b_is_read_in_place_only_while_it_fits_this_cores_share_of_l3():
+    """A few rows of A read B in place -- each micro-tile takes a line from
+    every k row, which only L3's latency can serve -- while B fits this core's
+    share of L3; a larger B is packed (and the result is the same)."""
+    caches = _native.kernel_config()["caches"]
+    share = caches["l3"] // os.cpu_count() if caches["l3"] > 0 else 2 << 20
+    f32 = {"dtype": np.float32}
+    n_in = max(16, share // (4 * 427) // 2)
+    n_out = share // (4 * 427) * 2
+    assert model.gemm_schedule(3, n_in, 427, 1, 1, **f32).direct_b
+    assert not model.gemm_schedule(3, n_out, 427, 1, 1, **f32).direct_b
+    rng = np.random.default_rng(2)
+    A, B = rng.random((427, 3), np.float32), rng.random((427, 4096), np.float32)
+    np.testing.assert_allclose(einplan.einsum("jk,ji->ki", A, B), A.T @ B, rtol=1e-4)
 
 
 def test_one_fma_unit_is_believed_only_after_the_probe_is_repeated(monkeypatch):
