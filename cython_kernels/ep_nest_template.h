@@ -24,31 +24,43 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 #define NT_CH 256            // elements of a strided row gathered into L1 at a time
 
 // lane indices: REV reverses a vector; EVEN takes the even lanes of two
-// (stride 2); PREV and PEVEN do the same with (re, im) pairs as the lanes
+// (stride 2); ODDREV the odd lanes of two in reverse order (stride -2);
+// PREV, PEVEN and PODDREV do the same with (re, im) pairs as the lanes
 #if VL == 2
 #define NT_REV {1, 0}
 #define NT_EVEN {0, 2}
+#define NT_ODDREV {3, 1}
 #define NT_PREV {0, 1}
 #define NT_PEVEN {0, 1}
+#define NT_PODDREV {2, 3}
 #elif VL == 4
 #define NT_REV {3, 2, 1, 0}
 #define NT_EVEN {0, 2, 4, 6}
+#define NT_ODDREV {7, 5, 3, 1}
 #define NT_PREV {2, 3, 0, 1}
 #define NT_PEVEN {0, 1, 4, 5}
+#define NT_PODDREV {6, 7, 2, 3}
 #elif VL == 8
 #define NT_REV {7, 6, 5, 4, 3, 2, 1, 0}
 #define NT_EVEN {0, 2, 4, 6, 8, 10, 12, 14}
+#define NT_ODDREV {15, 13, 11, 9, 7, 5, 3, 1}
 #define NT_PREV {6, 7, 4, 5, 2, 3, 0, 1}
 #define NT_PEVEN {0, 1, 4, 5, 8, 9, 12, 13}
+#define NT_PODDREV {14, 15, 10, 11, 6, 7, 2, 3}
 #else
 #define NT_REV {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}
 #define NT_EVEN {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+#define NT_ODDREV {31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1}
 #define NT_PREV {14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1}
 #define NT_PEVEN {0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29}
+#define NT_PODDREV {30, 31, 26, 27, 22, 23, 18, 19, 14, 15, 10, 11, 6, 7, 2, 3}
 #endif
 
 // b[i] = element i*s of x for i < n (a complex element is two T): whole
-// vectors for s = -1 (reversed loads) and s = 2 (even lanes of two loads),
+// vectors for s = -1 (reversed loads), s = 2 (even lanes of two loads) and
+// s = -2 (odd lanes of two loads reversed, the pair of loads starting one
+// element before the vector's last, so that they end on its first: an
+// axis reversed outside a unit one, 'ab,ba->' with B[::-1] of (n, 2)),
 // scalar copies otherwise.  Vector loads stay inside the elements the row
 // reads.
 NT_FN void NT(gather)(const T *x, ep_inc_t s, ep_dim_t n, T *b)
@@ -64,6 +76,12 @@ NT_FN void NT(gather)(const T *x, ep_inc_t s, ep_dim_t n, T *b)
         const NT(ivec) m = NT_PEVEN;
         for (; i + E < n; i += E)
             NT_ST(b + 2 * i, __builtin_shuffle(NT_LD(x + 4 * i), NT_LD(x + 4 * i + VL), m));
+    } else if (s == -2) {
+        const NT(ivec) m = NT_PODDREV;
+        for (; i + E < n; i += E) {
+            const T *q = x - 4 * (i + E - 1) - 2;
+            NT_ST(b + 2 * i, __builtin_shuffle(NT_LD(q), NT_LD(q + VL), m));
+        }
     }
     for (; i < n; i++) {
         b[2 * i] = x[2 * i * s];
@@ -78,6 +96,12 @@ NT_FN void NT(gather)(const T *x, ep_inc_t s, ep_dim_t n, T *b)
         const NT(ivec) m = NT_EVEN;
         for (; i + VL < n; i += VL)
             NT_ST(b + i, __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m));
+    } else if (s == -2) {
+        const NT(ivec) m = NT_ODDREV;
+        for (; i + VL < n; i += VL) {
+            const T *q = x - 2 * (i + VL - 1) - 1;
+            NT_ST(b + i, __builtin_shuffle(NT_LD(q), NT_LD(q + VL), m));
+        }
     }
     for (; i + 4 <= n; i += 4) {
         T v0 = x[i * s], v1 = x[(i + 1) * s], v2 = x[(i + 2) * s], v3 = x[(i + 3) * s];
@@ -88,14 +112,14 @@ NT_FN void NT(gather)(const T *x, ep_inc_t s, ep_dim_t n, T *b)
 }
 
 // a row worth gathering into L1 before the contiguous kernel: every input
-// strided by -1 or 2 at most (whole-vector gathers), at least one not
+// strided by -1 or +-2 at most (whole-vector gathers), at least one not
 // unit-stride, and rows long enough to pay the copy
 static inline __attribute__((always_inline)) int
 NT(gatherable)(int nm, const ep_inc_t *s, ep_dim_t n)
 {
     int strided = 0;
     for (int j = 0; j < nm; j++) {
-        if (s[j] != 1 && s[j] != -1 && s[j] != 2) return 0;
+        if (s[j] != 1 && s[j] != -1 && s[j] != 2 && s[j] != -2) return 0;
         strided |= s[j] != 1;
     }
     return strided && n >= 4 * VL;
@@ -1139,6 +1163,8 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_PAIR_IM
 #undef NT_REV
 #undef NT_EVEN
+#undef NT_ODDREV
+#undef NT_PODDREV
 #undef NT_PREV
 #undef NT_PEVEN
 #undef NT_CH

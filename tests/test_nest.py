@@ -112,17 +112,20 @@ def test_row_prod_paths(isa, dtype, n, one_thread):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [15, 16, 17, 64, 255, 257, 600, 2049])
 def test_rows_gathered_into_l1(isa, dtype, n, one_thread):
-    """Rows with inputs strided by -1 or 2 ('a,a->a' with a reversed
-    operand, a sliced one): gathered into L1 in chunks, then the SIMD row,
-    for sums and products, with one or two inputs, a scale, and a later
-    visit that adds."""
+    """Rows with inputs strided by -1, 2 or -2 ('a,a->a' with a reversed
+    operand, a sliced one, an axis reversed outside a unit one): gathered
+    into L1 in chunks, then the SIMD row, for sums and products, with one or
+    two inputs, a scale, and a later visit that adds."""
     rng = np.random.default_rng(n + 5)
     x, y = _rand(rng, 2 * n + 1, dtype), _rand(rng, 2 * n + 1, dtype)
     v = _rand(rng, 2, dtype)
     rev = x[n - 1::-1]          # x[n-1], x[n-2], ... x[0]: stride -1 from x[n-1]
+    rev2 = x[2 * n - 2::-2]     # x[2n-2], x[2n-4], ... x[0]: stride -2
     for sx, sy, a, b in [(-1, 1, rev, y[:n]), (2, 1, x[::2][:n], y[:n]),
                          (1, 2, x[:n], y[::2][:n]), (2, -1, x[::2][:n], y[n - 1::-1]),
-                         (-1, -1, rev, y[n - 1::-1]), (2, 2, x[::2][:n], y[::2][:n])]:
+                         (-1, -1, rev, y[n - 1::-1]), (2, 2, x[::2][:n], y[::2][:n]),
+                         (-2, 1, rev2, y[:n]), (1, -2, x[:n], y[2 * n - 2::-2]),
+                         (-2, 2, rev2, y[::2][:n])]:
         xs = a if sx < 0 else x    # the data pointer at element 0 of the row
         ys = b if sy < 0 else y
         out = np.empty((), dtype)
@@ -183,14 +186,14 @@ def test_gemv_with_a_strided_vector_gathered_once(isa, dtype, n, one_thread):
     sliced or reversed j): the vector, shared by every row, is gathered
     once -- on the stack up to 2048 elements, in the thread's scratch
     buffer beyond -- and the rows run contiguous; the vector as either
-    input, strides 2, -1, 3, -3, rows around the four-row groups, a scale
+    input, strides 2, -1, -2, 3, -3, rows around the four-row groups, a scale
     per row and a later visit that adds."""
     rng = np.random.default_rng(n)
     x = _rand(rng, 3 * n + 1, dtype)
     u = _rand(rng, 9, dtype)
     for R in (3, 4, 9):
         A = _rand(rng, (R, n), dtype)
-        for sv in (2, -1, 3, -3):
+        for sv in (2, -1, -2, 3, -3):
             vec = x[::sv][:n] if sv > 0 else x[::sv][-n:]
             base = x if sv > 0 else vec    # the data pointer at element 0
             o = np.full(R, np.nan, dtype)
