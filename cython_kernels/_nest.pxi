@@ -22,7 +22,13 @@ cdef extern from "ep_nest.h" nogil:
         const void *in_ "in"[8]
         void *out
     ep_status_t ep_nest(const ep_nest_desc_t *d)
+    ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void **ins, void *out, int isa)
     int ep_nest_threads(const ep_nest_desc_t *d)
+
+# A nest of fewer element visits runs holding the GIL: releasing and taking it
+# back costs about what such a call computes.
+cdef enum:
+    NEST_NOGIL_VISITS = 16384
 
 _NEST_DTYPES = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}
 
@@ -35,7 +41,7 @@ cdef class NestCall:
     cdef int64_t hi[9]
     cdef readonly int type_num, nin
     cdef readonly object dtype
-    cdef bint empty
+    cdef bint empty, small
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
                  int64_t block=0, int short_loop=0, int tile_row=0, bint conj=False):
@@ -86,6 +92,7 @@ cdef class NestCall:
                 self.d.stride[j][i] = lp[j + 1]
         if total >= 2 ** 62:
             raise ValueError("the nest's total size overflows int64")
+        self.small = total * nin < NEST_NOGIL_VISITS
         item = self.dtype.itemsize
         for j in range(nin + 1):
             if -lo[j] * item >= 2 ** 62 or hi[j] * item >= 2 ** 62:
@@ -95,7 +102,8 @@ cdef class NestCall:
             self.hi[j] = hi[j]
 
     cdef int _run(self, tuple ins, cnp.ndarray out, int isa) except -1:
-        cdef ep_nest_desc_t d = self.d
+        cdef const void *ptrs[8]
+        cdef void *optr
         cdef cnp.ndarray x
         cdef int j
         cdef ep_status_t st
@@ -112,12 +120,14 @@ cdef class NestCall:
             if cnp.PyArray_TYPE(x) != self.type_num:
                 raise TypeError(f"inputs must be {self.dtype}, got {x.dtype}")
             _reach_ok(x, self.lo[j], self.hi[j])
-            d.in_[j] = cnp.PyArray_DATA(x)
+            ptrs[j] = cnp.PyArray_DATA(x)
         _reach_ok(out, self.lo[self.nin], self.hi[self.nin])
-        d.out = cnp.PyArray_DATA(out)
-        d.isa = isa
-        with nogil:
-            st = ep_nest(&d)
+        optr = cnp.PyArray_DATA(out)
+        if self.small:
+            st = ep_nest_run(&self.d, ptrs, optr, isa)
+        else:
+            with nogil:
+                st = ep_nest_run(&self.d, ptrs, optr, isa)
         if st == EP_ERR_NOMEM:
             raise MemoryError("einplan: no memory for the nest's copy buffers")
         if st != EP_OK:

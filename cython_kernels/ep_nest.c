@@ -503,7 +503,7 @@ int ep_nest_threads(const ep_nest_desc_t *d)
 // This call's context: the row's moving and fixed operands, the output's
 // row stride, the split loop and whether the small-edge kernel runs (then
 // *sbuf_n is the elements of its copy buffer per thread).
-static void ep_nest_context(const ep_nest_desc_t *d, int nt, ep_nest_ctx_t *c,
+static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ctx_t *c,
                             ep_dim_t *sbuf_n)
 {
     memset(c, 0, sizeof *c);
@@ -511,7 +511,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int nt, ep_nest_ctx_t *c,
     c->dt = d->dtype;
     c->nin = d->nin;
     c->es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
-    c->rows = ep_rows_for(d->isa < 0 ? ep_isa() : d->isa, d->dtype);
+    c->rows = ep_rows_for(isa < 0 ? ep_isa() : isa, d->dtype);
     c->inner = d->ndim - 1;
     for (int j = 0; j < d->nin; j++) {
         ep_inc_t s = c->inner >= 0 ? d->stride[j][c->inner] : 0;
@@ -605,10 +605,15 @@ static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
             r.re += v.re; r.im += v.im;
         }
     }
-    ep_store(c->dt, (char *)d->out, r, 0);
+    ep_store(c->dt, base[d->nin], r, 0);
 }
 
 ep_status_t ep_nest(const ep_nest_desc_t *d)
+{
+    return ep_nest_run(d, d->in, d->out, d->isa);
+}
+
+ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *out, int isa)
 {
     if (d->nin < 1 || d->nin > EP_NEST_MAXIN || d->ndim < 0 || d->ndim > EP_MAXDIM ||
         (unsigned)d->dtype > EP_NEST_C128)
@@ -622,10 +627,10 @@ ep_status_t ep_nest(const ep_nest_desc_t *d)
     int nt = ep_nest_threads(d);
     ep_nest_ctx_t c;
     ep_dim_t sbuf_n;
-    ep_nest_context(d, nt, &c, &sbuf_n);
+    ep_nest_context(d, isa, nt, &c, &sbuf_n);
     char *base[EP_NEST_MAXIN + 1];
-    for (int j = 0; j < d->nin; j++) base[j] = (char *)d->in[j];
-    base[d->nin] = (char *)d->out;
+    for (int j = 0; j < d->nin; j++) base[j] = (char *)in[j];
+    base[d->nin] = (char *)out;
     // the small-edge kernel's copies: one buffer per thread, allocated
     // before any thread starts so a failure is reported, not dereferenced
     char *sbuf = NULL;

@@ -53,6 +53,11 @@ typedef struct {
 
 ep_status_t ep_nest(const ep_nest_desc_t *d);
 
+// The same nest on these operands and kernel set (d's own in/out/isa are
+// not read): a descriptor shared by calls on several threads, each passing
+// its pointers, with no copy of it per call.
+ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *out, int isa);
+
 // The threads ep_nest runs d with (its cap, the library's setting, OpenMP).
 int ep_nest_threads(const ep_nest_desc_t *d);
 

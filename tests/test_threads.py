@@ -160,6 +160,28 @@ def test_concurrent_python_threads(restore_threads):
                 assert np.array_equal(got, want)
 
 
+def test_one_nest_descriptor_shared_by_concurrent_python_threads(restore_threads):
+    """A cached nest plan is one descriptor: calls from several Python
+    threads at once (the GIL released for nests past NEST_NOGIL_VISITS, held
+    below) pass their own operands and write their own outputs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(4)
+    shapes = [(300, 200), (6, 5)]              # a GIL-free nest and a small one
+    probs = [(rng.standard_normal(sh), rng.standard_normal(sh))
+             for sh in shapes for _ in range(8)]
+
+    def run(p):
+        A, B = p
+        return einplan.einsum("ij,ij->i", A, B)
+
+    einplan.set_num_threads(1)
+    with ThreadPoolExecutor(4) as ex:
+        for _ in range(5):
+            for (A, B), got in zip(probs, ex.map(run, probs)):
+                np.testing.assert_allclose(got, (A * B).sum(1), rtol=1e-12)
+
+
 # ------------------------------------------------------------ environment
 
 _GET = "import einplan; print(einplan.get_num_threads())"
