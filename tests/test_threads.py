@@ -176,10 +176,13 @@ def test_one_nest_descriptor_shared_by_concurrent_python_threads(restore_threads
         return einplan.einsum("ij,ij->i", A, B)
 
     einplan.set_num_threads(1)
+    serial = [run(p) for p in probs]
+    for (A, B), s in zip(probs, serial):
+        np.testing.assert_allclose(s, (A * B).sum(1), rtol=1e-10, atol=1e-12)
     with ThreadPoolExecutor(4) as ex:
         for _ in range(5):
-            for (A, B), got in zip(probs, ex.map(run, probs)):
-                np.testing.assert_allclose(got, (A * B).sum(1), rtol=1e-12)
+            for got, want in zip(ex.map(run, probs), serial):
+                assert np.array_equal(got, want)
 
 
 # ------------------------------------------------------------ environment
