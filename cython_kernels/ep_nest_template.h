@@ -987,64 +987,97 @@ NT_FN void NT(rows_period)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t 
 }
 
 // R rows of n contiguous elements (or the products of two inputs' rows),
-// row r at x + r*rx (and y + r*ry), any row strides, summed into o[0..n):
-// the output row stays in vector registers while the rows stream, instead
-// of being loaded and stored once per row ('ab->b' with b = 37 read row by
-// row: 0.69-0.88x numpy).  n <= NT_PERIOD_V * VL; the last n % VL elements
-// in scalar accumulators.
-static inline __attribute__((always_inline)) NT_TGT void
-NT(held_body)(int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, ep_dim_t n,
-              ep_dim_t R, T *o, int first)
+// row r at x + r*rx (and y + r*ry), any row strides, times w[r*rw] when
+// `scaled` (an input constant along the row: a GEMV's vector), summed into
+// o[0..n): the output row stays in vector registers while the rows stream,
+// instead of being loaded and stored once per row ('ab->b' with b = 37 read
+// row by row: 0.69-0.88x numpy; 'ij,i->j' (40000,12) f32 0.27x -> 1.0x).
+// VL <= n < (NT_PERIOD_V + 1) * VL.
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(held_row)(int nm, int scaled, const T *x, const T *y, NT(vec) cv, ep_dim_t off)
 {
-    int nv = (int)(n / VL), nt = (int)(n % VL);
-    NT(vec) acc[NT_PERIOD_V];
-    T tail[VL];
-    for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
-    for (int l = 0; l < nt; l++) tail[l] = 0;
-    for (ep_dim_t r = 0; r < R; r++, x += rx, y += ry) {
-        for (int k = 0; k < nv; k++)
-            acc[k] += nm == 2 ? NT_LD(x + k * VL) * NT_LD(y + k * VL) : NT_LD(x + k * VL);
-        for (int l = 0; l < nt; l++)
-            tail[l] += nm == 2 ? x[nv * VL + l] * y[nv * VL + l] : x[nv * VL + l];
+    NT(vec) v = nm == 2 ? NT_LD(x + off) * NT_LD(y + off) : NT_LD(x + off);
+    return scaled ? v * cv : v;
+}
+
+// The part of the row past whole vectors is the last vector of the row
+// (overlapping the one before it), whose last n % VL lanes are kept at the
+// end; rows run in pairs into two sets of accumulators when the row is at
+// most four vectors (one chain of additions per vector would be the limit).
+static inline __attribute__((always_inline)) NT_TGT void
+NT(held_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
+              const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    int nv = (int)(n / VL), nt = (int)(n % VL), na = nv + (nt > 0);
+    NT(vec) acc[NT_PERIOD_V + 1], acc2[4];
+    for (int k = 0; k < na; k++) acc[k] = (NT(vec)){0};
+    for (int k = 0; k < 4; k++) acc2[k] = (NT(vec)){0};
+    ep_dim_t r = 0;
+    if (na <= 4) {
+        for (; r + 2 <= R; r += 2, x += 2 * rx, y += 2 * ry) {
+            NT(vec) c0 = (scaled ? w[r * rw] : (T)1) - (NT(vec)){0};
+            NT(vec) c1 = (scaled ? w[(r + 1) * rw] : (T)1) - (NT(vec)){0};
+            for (int k = 0; k < nv; k++) {
+                acc[k] += NT(held_row)(nm, scaled, x, y, c0, k * VL);
+                acc2[k] += NT(held_row)(nm, scaled, x + rx, y + ry, c1, k * VL);
+            }
+            if (nt) {
+                acc[nv] += NT(held_row)(nm, scaled, x, y, c0, n - VL);
+                acc2[nv] += NT(held_row)(nm, scaled, x + rx, y + ry, c1, n - VL);
+            }
+        }
+        for (int k = 0; k < na; k++) acc[k] += acc2[k];
     }
-    for (int k = 0; k < nv; k++) {
+    for (; r < R; r++, x += rx, y += ry) {
+        NT(vec) c0 = (scaled ? w[r * rw] : (T)1) - (NT(vec)){0};
+        for (int k = 0; k < nv; k++) acc[k] += NT(held_row)(nm, scaled, x, y, c0, k * VL);
+        if (nt) acc[nv] += NT(held_row)(nm, scaled, x, y, c0, n - VL);
+    }
+    for (int k = 0; k < na; k++) {
         T t[VL];
         NT_ST(t, acc[k]);
-        for (int l = 0; l < VL; l++)
-            o[k * VL + l] = first ? t[l] : o[k * VL + l] + t[l];
+        int l0 = k < nv ? 0 : VL - nt;          // the overlapping vector's own lanes
+        ep_dim_t e0 = k < nv ? (ep_dim_t)k * VL : n - VL;
+        for (int l = l0; l < VL; l++)
+            o[e0 + l] = first ? t[l] : o[e0 + l] + t[l];
     }
-    for (int l = 0; l < nt; l++)
-        o[nv * VL + l] = first ? tail[l] : o[nv * VL + l] + tail[l];
 }
 
 NT_FN void NT(rows_held)(int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-                         ep_dim_t n, ep_dim_t R, T *o, int first)
+                         const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
-    if (nm == 2)
-        NT(held_body)(2, x, rx, y, ry, n, R, o, first);
+    if (nm == 2 && w)
+        NT(held_body)(2, 1, x, rx, y, ry, w, rw, n, R, o, first);
+    else if (nm == 2)
+        NT(held_body)(2, 0, x, rx, y, ry, x, 0, n, R, o, first);
+    else if (w)
+        NT(held_body)(1, 1, x, rx, x, 0, w, rw, n, R, o, first);
     else
-        NT(held_body)(1, x, rx, x, 0, n, R, o, first);
+        NT(held_body)(1, 0, x, rx, x, 0, x, 0, n, R, o, first);
 }
 
 // Rows summed into one output row (the loop around the row summed, the row
-// contiguous in every input and the output): the period stream when every
-// input's rows are ends to end in one direction, else the row held in
-// registers; 0 when neither applies.
+// contiguous in every input and the output; nf <= 1 inputs constant along
+// the row, f[0] rows apart by fs[0]): the period stream when every input's
+// rows are end to end in one direction and none is constant along the row,
+// else the row held in registers; 0 when neither applies.
 static inline __attribute__((always_inline)) NT_TGT int
 NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
-                  const ep_inc_t *rs, ep_dim_t R, T *o, int first)
+                  const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
+                  const T *const *f, const ep_inc_t *fs)
 {
-    if (nm < 1 || nm > 2 || R < 16 || s[0] != 1 || (nm == 2 && s[1] != 1))
+    if (nm < 1 || nm > 2 || nf > 1 || R < 16 || s[0] != 1 || (nm == 2 && s[1] != 1))
         return 0;
     ep_inc_t r0 = rs[0], r1 = nm == 2 ? rs[1] : rs[0];
-    if (r0 == r1 && (r0 == (ep_inc_t)n || r0 == -(ep_inc_t)n) && n <= NT_PERIOD_N &&
+    if (!nf && r0 == r1 && (r0 == (ep_inc_t)n || r0 == -(ep_inc_t)n) && n <= NT_PERIOD_N &&
         NT(period_vectors)(n) <= NT_PERIOD_V) {
         ep_dim_t back = r0 < 0 ? (R - 1) * r0 : 0;
         NT(rows_period)(nm, p[0] + back, p[nm - 1] + back, n, R, o, first);
         return 1;
     }
-    if (n >= (nm == 2 ? VL : 17) && n <= NT_PERIOD_V * VL) {
-        NT(rows_held)(nm, p[0], r0, p[nm - 1], r1, n, R, o, first);
+    if (n >= (nm == 2 || nf ? VL : 17) && n <= NT_PERIOD_V * VL + VL - 1) {
+        NT(rows_held)(nm, p[0], r0, p[nm - 1], r1, nf ? f[0] : NULL, nf ? fs[0] : 0, n, R,
+                      o, first);
         return 1;
     }
     return 0;
@@ -1099,7 +1132,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
     const T *q[EP_NEST_MAXIN];
     T sc[2] = {1, 0};
 #if !CPX
-    if (nf == 0 && sor == 0 && so == 1 && NT(rows_into_one)(nm, p, s, n, rs, R, o, first))
+    if (sor == 0 && so == 1 && NT(rows_into_one)(nm, p, s, n, rs, R, o, first, nf, f, fs))
         return;
 #endif
 #if !CPX

@@ -356,6 +356,37 @@ def test_products_of_rows_summed_into_one_row(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_scaled_rows_summed_into_one_row(isa, dtype, one_thread):
+    """'ij,i->j' (a GEMV's axpy form: each row times the vector's element)
+    and 'ij,ij,i->j': the output row held in registers, rows in pairs, the
+    part past whole vectors as the row's last vector (overlapping); an odd
+    row count, rows apart by more than their length or reversed, and a
+    second visit adding to the first."""
+    rng = np.random.default_rng(29)
+    dt = np.dtype(dtype)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // (
+        dt.itemsize // 2 if dt.kind == "c" else dt.itemsize)
+    for n in sorted({lanes, lanes + 1, 6, 12, 37, 16 * lanes, 17 * lanes - 1}):
+        for R in (16, 45):
+            W = _rand(rng, (R, n + 3), dtype)
+            V = _rand(rng, (R, n + 3), dtype)
+            u = _rand(rng, R, dtype)
+            for A, ra in [(W[:, :n], n + 3), (W[::-1, :n], -(n + 3))]:
+                want = (A * u[:, None]).sum(0)
+                o = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(R, ra, 1, 0), (n, 1, 0, 1)])((A, u), o, isa=isa)
+                _close(o, want, dtype, R)
+                _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, ra, 1, 0), (n, 1, 0, 1)])(
+                    (A, u), o, isa=isa)
+                _close(o, 2 * want, dtype, 2 * R)
+                o = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 3, [(R, ra, n + 3, 1, 0), (n, 1, 1, 0, 1)])(
+                    (A, V, u), o, isa=isa)
+                _close(o, (A * V[:, :n] * u[:, None]).sum(0), dtype, R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_tiles_copy_crossed_inputs(isa, dtype, one_thread):
     """Rectangular tiles (a side whole, the other blocked) whose inputs
     strided along the row are copied per tile into contiguous rows: 'ab,ba->ab'
