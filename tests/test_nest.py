@@ -358,15 +358,17 @@ def test_products_of_rows_summed_into_one_row(isa, dtype, one_thread):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_scaled_rows_summed_into_one_row(isa, dtype, one_thread):
     """'ij,i->j' (a GEMV's axpy form: each row times the vector's element)
-    and 'ij,ij,i->j': the output row held in registers, rows in pairs, the
-    part past whole vectors as the row's last vector (overlapping); an odd
-    row count, rows apart by more than their length or reversed, and a
-    second visit adding to the first."""
+    and 'ij,ij,i->j': the output row held in registers (scalars for rows
+    shorter than a vector, one to three whole vectors unrolled, more in a
+    loop), rows in pairs, the part past whole vectors as the row's last
+    vector (overlapping); an odd row count, rows apart by more than their
+    length or reversed, and a second visit adding to the first."""
     rng = np.random.default_rng(29)
     dt = np.dtype(dtype)
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // (
         dt.itemsize // 2 if dt.kind == "c" else dt.itemsize)
-    for n in sorted({lanes, lanes + 1, 6, 12, 37, 16 * lanes, 17 * lanes - 1}):
+    for n in sorted({1, 2, 3, lanes - 1, lanes, lanes + 1, 2 * lanes, 3 * lanes + 1, 6, 12,
+                     37, 16 * lanes, 17 * lanes - 1}):
         for R in (16, 45):
             W = _rand(rng, (R, n + 3), dtype)
             V = _rand(rng, (R, n + 3), dtype)
