@@ -389,6 +389,30 @@ def test_scaled_rows_summed_into_one_row(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_long_rows_summed_into_one_row_four_at_a_time(isa, dtype, one_thread):
+    """Rows longer than the registers hold ('ij,jk->ki' with i = 1: a GEMV's
+    axpy form; 'ab->b', 'ij,ij->j' with long rows) added into the output
+    four at a time: row counts that leave one to three rows (stood in for by
+    the last row times 0), a scale per row, two inputs, rows reversed, a
+    second visit adding, a tail past whole vectors."""
+    rng = np.random.default_rng(31)
+    for n in (300, 1031):
+        for R in (1, 2, 3, 4, 5, 7, 18):
+            X, Y = _rand(rng, (R, n + 1), dtype), _rand(rng, (R, n + 1), dtype)
+            u = _rand(rng, R, dtype)
+            for A, ra in [(X[:, :n], n + 1), (X[::-1, :n], -(n + 1))]:
+                o = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 1, [(R, ra, 0), (n, 1, 1)])((A,), o, isa=isa)
+                _close(o, A.sum(0), dtype, R)
+                _native.prepare_nest(dtype, 2, [(R, ra, 1, 0), (n, 1, 0, 1)])((A, u), o, isa=isa)
+                _close(o, (A * u[:, None]).sum(0), dtype, R)
+                _native.prepare_nest(dtype, 3, [(2, 0, 0, 0, 0), (R, ra, n + 1, 1, 0),
+                                                (n, 1, 1, 0, 1)])((A, Y, u), o, isa=isa)
+                _close(o, 2 * (A * Y[:, :n] * u[:, None]).sum(0), dtype, 2 * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_tiles_copy_crossed_inputs(isa, dtype, one_thread):
     """Rectangular tiles (a side whole, the other blocked) whose inputs
     strided along the row are copied per tile into contiguous rows: 'ab,ba->ab'
