@@ -1104,30 +1104,6 @@ NT(held_small_n)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc
     }
 }
 
-NT_FN void NT(rows_held)(int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-                         const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
-{
-    if (n < VL) {
-        if (nm == 2 && w)
-            NT(held_small_n)(2, 1, x, rx, y, ry, w, rw, n, R, o, first);
-        else if (nm == 2)
-            NT(held_small_n)(2, 0, x, rx, y, ry, x, 0, n, R, o, first);
-        else if (w)
-            NT(held_small_n)(1, 1, x, rx, x, 0, w, rw, n, R, o, first);
-        else
-            NT(held_small_n)(1, 0, x, rx, x, 0, x, 0, n, R, o, first);
-        return;
-    }
-    if (nm == 2 && w)
-        NT(held_nv)(2, 1, x, rx, y, ry, w, rw, n, R, o, first);
-    else if (nm == 2)
-        NT(held_nv)(2, 0, x, rx, y, ry, x, 0, n, R, o, first);
-    else if (w)
-        NT(held_nv)(1, 1, x, rx, x, 0, w, rw, n, R, o, first);
-    else
-        NT(held_nv)(1, 0, x, rx, x, 0, x, 0, n, R, o, first);
-}
-
 // Long rows summed into one output row, four at a time: o += c0 x0 + c1 x1
 // + c2 x2 + c3 x3 (times y's rows with two inputs), so the output is read
 // and written once per four rows ('ij,jk->ki' (1,83) x (83,89902) f32, a
@@ -1168,17 +1144,37 @@ NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
     }
 }
 
-NT_FN void NT(rows_axpy4)(int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-                          const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+// One of the three ways of rows summed into one output row (`way`: 0 rows
+// shorter than a vector, 1 held in vector registers, 2 four long rows at a
+// time), made once per case of one or two inputs with or without a scale
+// (w NULL: none), so each loop is compiled with those fixed.
+#define NT_SMALL 0
+#define NT_HELD 1
+#define NT_AXPY4 2
+static inline __attribute__((always_inline)) NT_TGT void
+NT(into_one_way)(int way, int nm, int scaled, const T *x, ep_inc_t rx, const T *y,
+                 ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    if (way == NT_SMALL)
+        NT(held_small_n)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
+    else if (way == NT_HELD)
+        NT(held_nv)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
+    else
+        NT(axpy4_body)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
+}
+
+NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const T *y,
+                                 ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R,
+                                 T *o, int first)
 {
     if (nm == 2 && w)
-        NT(axpy4_body)(2, 1, x, rx, y, ry, w, rw, n, R, o, first);
+        NT(into_one_way)(way, 2, 1, x, rx, y, ry, w, rw, n, R, o, first);
     else if (nm == 2)
-        NT(axpy4_body)(2, 0, x, rx, y, ry, x, 0, n, R, o, first);
+        NT(into_one_way)(way, 2, 0, x, rx, y, ry, x, 0, n, R, o, first);
     else if (w)
-        NT(axpy4_body)(1, 1, x, rx, x, 0, w, rw, n, R, o, first);
+        NT(into_one_way)(way, 1, 1, x, rx, x, 0, w, rw, n, R, o, first);
     else
-        NT(axpy4_body)(1, 0, x, rx, x, 0, x, 0, n, R, o, first);
+        NT(into_one_way)(way, 1, 0, x, rx, x, 0, x, 0, n, R, o, first);
 }
 
 // Rows summed into one output row (the loop around the row summed, the row
@@ -1195,9 +1191,10 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     if (nm < 1 || nm > 2 || nf > 1 || R < 2 || s[0] != 1 || (nm == 2 && s[1] != 1))
         return 0;
     ep_inc_t r0 = rs[0], r1 = nm == 2 ? rs[1] : rs[0];
+    const T *w = nf ? f[0] : NULL;
+    ep_inc_t rw = nf ? fs[0] : 0;
     if (n > NT_PERIOD_V * VL + VL - 1) {
-        NT(rows_axpy4)(nm, p[0], r0, p[nm - 1], r1, nf ? f[0] : NULL, nf ? fs[0] : 0, n, R,
-                       o, first);
+        NT(rows_into_one_way)(NT_AXPY4, nm, p[0], r0, p[nm - 1], r1, w, rw, n, R, o, first);
         return 1;
     }
     if (R < 16)
@@ -1210,8 +1207,8 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     }
     if ((n >= VL || nm == 2 || nf) && (nm == 2 || nf || n >= 17) &&
         n <= NT_PERIOD_V * VL + VL - 1) {
-        NT(rows_held)(nm, p[0], r0, p[nm - 1], r1, nf ? f[0] : NULL, nf ? fs[0] : 0, n, R,
-                      o, first);
+        NT(rows_into_one_way)(n < VL ? NT_SMALL : NT_HELD, nm, p[0], r0, p[nm - 1], r1, w, rw,
+                              n, R, o, first);
         return 1;
     }
     return 0;
@@ -1337,6 +1334,9 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_CH
 #undef NT_SV
 #undef NT_PERIOD_N
+#undef NT_SMALL
+#undef NT_HELD
+#undef NT_AXPY4
 #undef NT_PERIOD_V
 #undef NT_PK
 #undef NT_TRANSPOSE
