@@ -8,10 +8,10 @@
 // ep_gemv.c, ep_smm.c) run exactly what it says, and explain prints it.
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "ep_api.h"
 #include "ep_blocking.h"
 #include "ep_pack.h"
-#include <unistd.h>
 #include "ep_schedule.h"
 #include "ukr/ep_ukr.h"
 

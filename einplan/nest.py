@@ -252,7 +252,7 @@ def order_loops(table, itemsize):
                 best, best_cost = list(perm), cost
         # a big modelled gain, or fewer kernel calls for no more modelled
         # traffic ('abc->b' (40,2,588) F order: 588 calls of 2 rows of 40
-        # with c outside, 2 of 588 with b outside, 0.5x -> 1.6x numpy)
+        # with c outside, 2 of 588 with b outside: 0.5x -> 1.2x numpy)
         if best_cost < ORDER_GAIN * base or (
                 best_cost < base and traffic([table[c] for c in best + [row]], itemsize)
                 <= traffic([table[c] for c in labels + [row]], itemsize)):

@@ -266,48 +266,51 @@ class Profile:
         prev = _recorder.busy.on
         _recorder.busy.on = True        # the replays are not part of the program
         threads = _native.get_num_threads()
-        blas = _blas_held_to(threads)
         try:
-            self._threads = {"einplan": threads, "numpy_blas": blas.__enter__()}
-            with self._lock:
-                rows = list(self._rows.values())
-            for r in rows:
-                s = r["sample"]
-                if s["kind"] == "numpy":
-                    continue
-                arrays = [v.materialize(rng) for v in s["operands"]]
-                dtype, order, casting, optimize = s["options"]
-                subs = s["subscripts"]
-
-                def ours(kw=dict(dtype=dtype, order=order, casting=casting, optimize=optimize),
-                         subs=subs, arrays=arrays):
-                    return _api.einsum(subs, *arrays, **kw)
-
-                def theirs(opt, kw=dict(dtype=dtype, order=order,
-                                        casting=omitted_as_value(casting)),
-                           subs=subs, arrays=arrays):
-                    return lambda: np_einsum(subs, *arrays, optimize=opt, **kw)
-                optimize = omitted_as_value(optimize)
-                best_np = theirs(optimize)
-                t_ours = _replay(ours, budget_s)
-                t_np = _replay(best_np, budget_s)
-                if (len(arrays) == 2 and isinstance(optimize, bool)
-                        and t_np < _OTHER_MODE_BELOW_S):
-                    t_other = _replay(theirs(not optimize), budget_s)
-                    if t_other < t_np:
-                        t_np, best_np = t_other, theirs(not optimize)
-                rounds = 1
-                if t_ours > 0 and t_np > 0 and 1 / close < t_np / t_ours < close:
-                    t_ours, t_np = _interleaved(ours, best_np, t_ours, t_np,
-                                                confirm_rounds, budget_s)
-                    rounds += confirm_rounds
-                r["compare"] = {"einplan_s": t_ours, "numpy_s": t_np, "rounds": rounds,
-                                "speedup": t_np / t_ours if t_ours > 0 else None}
+            with _blas_held_to(threads) as held:
+                self._threads = {"einplan": threads, "numpy_blas": held}
+                self._replay_rows(np_einsum, rng, budget_s, confirm_rounds, close)
         finally:
-            blas.__exit__(None, None, None)
             _recorder.busy.on = prev
         self._compared = True
         return self.compare_totals()
+
+    def _replay_rows(self, np_einsum, rng, budget_s, confirm_rounds, close):
+        """compare's replays, row by row (see compare)."""
+        with self._lock:
+            rows = list(self._rows.values())
+        for r in rows:
+            s = r["sample"]
+            if s["kind"] == "numpy":
+                continue
+            arrays = [v.materialize(rng) for v in s["operands"]]
+            dtype, order, casting, optimize = s["options"]
+            subs = s["subscripts"]
+
+            def ours(kw=dict(dtype=dtype, order=order, casting=casting, optimize=optimize),
+                     subs=subs, arrays=arrays):
+                return _api.einsum(subs, *arrays, **kw)
+
+            def theirs(opt, kw=dict(dtype=dtype, order=order,
+                                    casting=omitted_as_value(casting)),
+                       subs=subs, arrays=arrays):
+                return lambda: np_einsum(subs, *arrays, optimize=opt, **kw)
+            optimize = omitted_as_value(optimize)
+            best_np = theirs(optimize)
+            t_ours = _replay(ours, budget_s)
+            t_np = _replay(best_np, budget_s)
+            if (len(arrays) == 2 and isinstance(optimize, bool)
+                    and t_np < _OTHER_MODE_BELOW_S):
+                t_other = _replay(theirs(not optimize), budget_s)
+                if t_other < t_np:
+                    t_np, best_np = t_other, theirs(not optimize)
+            rounds = 1
+            if t_ours > 0 and t_np > 0 and 1 / close < t_np / t_ours < close:
+                t_ours, t_np = _interleaved(ours, best_np, t_ours, t_np,
+                                            confirm_rounds, budget_s)
+                rounds += confirm_rounds
+            r["compare"] = {"einplan_s": t_ours, "numpy_s": t_np, "rounds": rounds,
+                            "speedup": t_np / t_ours if t_ours > 0 else None}
 
     def compare_totals(self) -> dict | None:
         """Replayed times x calls, summed over the rows that were replayed."""
@@ -367,21 +370,19 @@ class Profile:
 _OTHER_MODE_BELOW_S = 0.05
 
 
+@contextlib.contextmanager
 def _blas_held_to(threads):
-    """A context holding numpy's BLAS to ``threads`` while the replays run, so
-    both sides of a speedup use the same cores (a program's BLAS pool is
-    sized when numpy loads, before the program pins it); yields the count
-    held, or None when threadpoolctl is not installed."""
+    """Hold numpy's BLAS to ``threads`` while the replays run, so both sides
+    of a speedup use the same cores (a program's BLAS pool is sized when
+    numpy loads, before the program pins it); yields the count held, or None
+    when threadpoolctl is not installed."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        return contextlib.nullcontext(None)
-
-    @contextlib.contextmanager
-    def held():
-        with threadpool_limits(limits=threads, user_api="blas"):
-            yield threads
-    return held()
+        yield None
+        return
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield threads
 
 
 def _replay(fn, budget_s, warm=True):
