@@ -861,3 +861,33 @@ def _plan(subscripts, *ops):
     from einplan.spec import parse_spec
     spec, arrays = parse_spec((subscripts,) + ops)
     return make_plan(spec, describe_operands(arrays))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_rows_summed_into_one_row(isa, dtype, one_thread):
+    """Complex rows summed into one output row ('ab->b', 'ab,ab->b' and the
+    GEMV's axpy form 'ab,a->b'), the products deferred to the end: rows of
+    fewer reals than a vector (scalars), one to four vectors held (the last
+    overlapping the one before), longer rows four at a time; row counts
+    that leave one row of a pair or one to three of four, rows reversed or
+    apart by more than their length, a second visit adding to the first."""
+    rng = np.random.default_rng(37)
+    half = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    for n in sorted({1, 2, 3, half - 1, half, half + 1, 2 * half + 1, 4 * half - 1, 4 * half,
+                     4 * half + 1, 9 * half + 3} - {0}):
+        for R in (2, 3, 5, 16):
+            X, Y = _rand(rng, (R, n + 2), dtype), _rand(rng, (R, n + 2), dtype)
+            u = _rand(rng, R, dtype)
+            for A, ra in [(X[:, :n], n + 2), (X[::-1, :n], -(n + 2))]:
+                B = Y[:, :n]
+                for nin, loops, ins, want in [
+                        (1, [(R, ra, 0), (n, 1, 1)], (A,), A.sum(0)),
+                        (2, [(R, ra, 1, 0), (n, 1, 0, 1)], (A, u), (A * u[:, None]).sum(0)),
+                        (2, [(R, ra, n + 2, 0), (n, 1, 1, 1)], (A, B), (A * B).sum(0))]:
+                    o = np.full(n, np.nan, dtype)
+                    _native.prepare_nest(dtype, nin, loops)(ins, o, isa=isa)
+                    _close(o, want, dtype, R)
+                    again = [(2,) + (0,) * (nin + 1)] + loops
+                    _native.prepare_nest(dtype, nin, again)(ins, o, isa=isa)
+                    _close(o, 2 * want, dtype, 2 * R)
