@@ -46,14 +46,15 @@ from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, MAXIN, choose_engine, ctile_by_cost, engine_by_cost,
-                   is_one_tile, is_thin, nest_dtype_ok, nest_step, step_kind)
+                   is_one_tile, is_thin, l2_resident, nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
 from .orient import choose_kernel, numpy_k_order, orient_step, out_eff_labels, unit_label
 from .path import ITERATION_SLACK, candidate_paths, check_explicit as check_explicit_path
 from .path import iterations as path_iterations, pairwise_path
-from .plan import OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, Plan, ReduceStep
+from .plan import (OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, NestStep, Plan,
+                   ReduceStep)
 from .roles import assign_roles, diagonal_view, presum_labels
 from .single_operand import is_pure_view, single_operand_plan
 
@@ -167,7 +168,8 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                                                      if isinstance(st, GemmStep) else st
                                                      for st in gemm.steps))
                 return replace(plan, steps=(replace(plan.steps[0], why=why),))
-            return plan
+            return _relayout_or(plan, spec, infos, options, out_info, gemm_only, views, dtype,
+                                shape, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
         if dtype in _COMPLEX and _short_edge_pair(b, views, out_eff):
             # a complex GEMM with a short edge: the nest's register-tile
@@ -540,6 +542,58 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
     return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 scalar_result=(len(shape) == 0), options=b.options.key(),
                 fallback_subscripts=spec.plain_subscripts(), n_slots=len(views))
+
+
+RELAYOUT_REUSE = 4       # the large operand at least this many times the small one's bytes
+
+
+def _relayout_or(plan, spec, infos, options, out_info, gemm_only, views, dtype, shape,
+                 out_eff) -> Plan:
+    """``plan`` (one nest over two operands), or the same nest after the
+    small operand is copied once into the large one's axis order, whichever
+    is predicted cheaper.  When the two disagree on which axis is
+    unit-stride ('abcd,dcb->a': a GEMV whose vector is permuted), the nest
+    walks one of them across its lines or in small tiles for every pass of
+    the outer loop; a small operand (it stays in L2) re-used over a large
+    one is worth one cache-blocked permutation copy (ep_copy), after which
+    both run contiguous rows."""
+    step = plan.steps[0]
+    if len(views) != 2 or not isinstance(step, NestStep) or step.ctile:
+        return plan
+    item = np.dtype(dtype).itemsize
+    sizes = spec.sizes
+    nbytes = [_group_extent(v.labels, sizes) * item for v in views]
+    small = 0 if nbytes[0] <= nbytes[1] else 1
+    big = 1 - small
+    y, x = views[small], views[big]
+    if (len(y.labels) < 2 or nbytes[small] > l2_resident()
+            or nbytes[big] < RELAYOUT_REUSE * nbytes[small]):
+        return plan
+    # the small operand's labels in the large one's memory order (its own
+    # labels the large one lacks outermost, in their own order)
+    xs = dict(zip(x.labels, (abs(s) for s in x.strides)))
+    mem = sorted(range(len(y.labels)),
+                 key=lambda i: (y.labels[i] in xs, -xs.get(y.labels[i], 0)))
+    now = sorted(range(len(y.labels)), key=lambda i: -abs(y.strides[i]))
+    if mem == now:
+        return plan
+    b = _builder(spec, infos, options, out_info, gemm_only, dtype)
+    buf = Buffer(tuple(sizes[c] for c in y.labels), tuple(mem))
+    dst = b.new_slot()
+    copy = ReduceStep(small, dst, y.labels, tuple(sizes[c] for c in y.labels), y.strides, (),
+                      y.labels, buf, KernelKind.COPY)
+    if b.out_info is not None:
+        o_st = dict(zip(spec.output, b.out_info.strides))
+    else:
+        o_st, _ = _out_strides(b)
+    ins = [None, None]
+    ins[big] = (big, x.labels, x.strides)
+    ins[small] = (dst, y.labels, buf.strides)
+    nest = nest_step(step.kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes,
+                     dtype)
+    if steps_seconds((copy, nest), dtype) >= CANDIDATE_GAIN * nest_seconds(step, dtype):
+        return plan
+    return replace(plan, steps=(copy, nest), n_slots=b.n_slots)
 
 
 def _step_engine(b, x, y, c_labels, is_complex) -> str:

@@ -429,3 +429,34 @@ def test_free_output_ties_keep_numpy_k_layout(spec):
     got, ref = einplan.einsum(spec, big, small), np.einsum(spec, big, small)
     assert got.strides == ref.strides
     np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_small_permuted_operand_relaid_out_once(dtype):
+    """A GEMV whose vector is permuted against the matrix ('abcd,dcb->a'):
+    the small operand is copied once into the large one's axis order, then
+    one nest runs contiguous rows through both; either operand may be the
+    small one, out= is written in place, and a small operand already in the
+    large one's order, or one not re-used enough, is read in place."""
+    rng = np.random.default_rng(5)
+    dt = np.dtype(dtype)
+    A = rng.standard_normal((49, 73, 33, 11)).astype(dt)
+    B = rng.standard_normal((11, 33, 73)).astype(dt)
+    for spec, ops in [("abcd,dcb->a", (A, B)), ("dcb,abcd->a", (B, A))]:
+        plan = plan_for(spec, *ops)
+        copy, nest = plan.steps
+        assert isinstance(copy, ReduceStep) and copy.kind is KernelKind.COPY
+        assert copy.src == spec.split("->")[0].split(",").index("dcb")
+        assert isinstance(nest, NestStep) and nest.row == "sum/contig"
+        assert [lp.extent for lp in nest.loops] == [49, 73 * 33 * 11]
+        want = np.einsum(spec, *ops)
+        tol = 1e-3
+        np.testing.assert_allclose(einplan.einsum(spec, *ops), want, rtol=tol, atol=tol)
+        out = np.empty(49, dt)
+        assert einplan.einsum(spec, *ops, out=out) is out
+        np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    text = str(einplan.explain("abcd,dcb->a", A, B))
+    assert "relaid out" in text and "copied once into the large one's axis order" in text
+    same = np.ascontiguousarray(B.transpose(2, 1, 0))
+    assert len(plan_for("abcd,bcd->a", A, same).steps) == 1
+    assert len(plan_for("abcd,dcb->a", A[:2, :4], B[:, :, :4]).steps) == 1

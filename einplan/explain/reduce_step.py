@@ -99,12 +99,16 @@ def _intermediate(ctx, i, step, summed, dst_item):
     if summed:
         source = f"{src_text} summed over '{ctx.d(summed)}'"
         ctx.presummed[step.dst] = (step.src, "".join(summed))
-    else:
+    elif step.cast_to:
         source = f"{src_text} cast to {step.cast_to}"
+    else:
+        source = f"{src_text} relaid out"
     ctx.add_slot(step.dst, step.dst_labels,
                  dict(zip(step.dst_labels, buf.strides)) if buf else {}, source)
     why = ("index found only in this operand and not in the output: summed first"
-           if summed else f"cast to the computation dtype {step.cast_to}")
+           if summed else f"cast to the computation dtype {step.cast_to}" if step.cast_to
+           else "a small operand re-used across a large one, copied once into the large "
+                "one's axis order so both run contiguous rows")
     if step.cast_to and summed:
         why += f", and cast to {step.cast_to}"
     ctx.copy(f"step {i + 1}: {source}",
