@@ -43,7 +43,7 @@ STEP_S = 1.5e-6          # start-up of one step: a call, an intermediate's alloc
 ROW_S = 12e-9            # start-up of one nest row (pointers, scale, tail)
 VEC_ELEM_S = 0.012e-9    # per element and operand byte of a vectorised row
 STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided input
-OVERLAP = 0.5            # share of the lesser of memory and row time not hidden
+OVERLAP = model.MEMORY_OVERLAP   # share of the lesser of memory and row time not hidden
 GENERIC_ELEM_S = 0.6e-9  # the same when three or more inputs move along the row
                          # (the generic loop: no unrolled form)
 
