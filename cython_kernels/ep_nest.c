@@ -435,22 +435,25 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
     ep_dim_t e = d->extent[dpt];
     ep_dim_t i0 = dpt == c->split ? lo : 0, i1 = dpt == c->split ? hi : e;
     ep_inc_t so = d->stride[c->nin][dpt];
-    if (dpt == c->inner - 1 && c->split != c->inner) {
+    if (dpt == c->inner - 1 && (c->split != c->inner || c->so != 0)) {
         // the loop around the row in one call: no per-row dispatch, each
-        // row's scale (the inputs constant along it) made in the kernel
+        // row's scale (the inputs constant along it) made in the kernel; a
+        // row shared out by threads (the output varies along it) runs this
+        // thread's part [lo, hi) of every row
+        ep_dim_t r0 = c->split == c->inner ? lo : 0;
         const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
         ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN];
         for (int j = 0; j < c->nm; j++) {
-            p[j] = ptr[c->mv[j]] + i0 * d->stride[c->mv[j]][dpt] * es;
+            p[j] = ptr[c->mv[j]] + (i0 * d->stride[c->mv[j]][dpt] + r0 * c->ms[j]) * es;
             rs[j] = d->stride[c->mv[j]][dpt];
         }
         for (int j = 0; j < c->nf; j++) {
             fp[j] = ptr[c->fx[j]] + i0 * d->stride[c->fx[j]][dpt] * es;
             fs[j] = d->stride[c->fx[j]][dpt];
         }
-        char *o = ptr[c->nin] + i0 * so * es;
+        char *o = ptr[c->nin] + (i0 * so + r0 * c->so) * es;
         int f = first && (i0 == 0 || so != 0);
-        ep_dim_t n = c->row_n;
+        ep_dim_t n = c->split == c->inner ? hi - lo : c->row_n;
         if (c->so == 0)
             c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs);
         else

@@ -573,11 +573,17 @@ def ctile_by_cost(step, gemm_steps, dtype):
                     f"kcycles, packed GEMM engine (1m) {cg / 1e3:.1f} kcycles")
 
 
-def _split(loops, nin, threads_cap, short=False, inner=2):
+ROW_SPLIT_BYTES = 8192   # a row shared out by threads is at least this long
+
+
+def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     """The loop threads share out: the outermost one around the row the
     output varies along (disjoint writes) with extent >= 2, or -- when the
     output is a scalar -- the outermost loop (per-thread partial sums).
-    With the small-edge kernel, a loop outside its two."""
+    With the small-edge kernel, a loop outside its two.  Failing those, the
+    row itself when it is the only loop, or when the output varies along it
+    and it is long: each thread then runs its part of every row, the loops
+    around it summed ('kl,l->k' with k unit-stride: a GEMV's axpy form)."""
     if threads_cap <= 1:
         return -1
     if all(lp.strides[-1] == 0 for lp in loops):
@@ -585,9 +591,13 @@ def _split(loops, nin, threads_cap, short=False, inner=2):
     for i, lp in enumerate(loops[:-inner] if short else loops[:-1]):
         if lp.strides[-1] != 0 and lp.extent >= 2:
             return i
-    # the row itself only when it is the only loop (splitting it costs a
-    # dispatch per row)
-    return 0 if len(loops) == 1 and not short else -1
+    if short or not loops:
+        return -1
+    row = loops[-1]
+    if len(loops) == 1 or (not tile and row.strides[-1] != 0
+                           and row.extent * itemsize >= ROW_SPLIT_BYTES):
+        return len(loops) - 1
+    return -1
 
 
 def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None):
@@ -631,7 +641,8 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     total = math.prod(lp.extent for lp in loops)
     visits = total * (len(ins) + 1)
     cap = thread_cap(visits)
-    split = _split(loops, len(ins), cap, bool(short or ctile), 3 if ctile else 2)
+    split = _split(loops, len(ins), cap, bool(short or ctile), 3 if ctile else 2, itemsize,
+                   tile)
     threads = cap if split >= 0 else 1
     block = (0 if tile or short or ctile or split == len(loops) - 1
              else _row_block(loops, itemsize))

@@ -299,3 +299,45 @@ def test_show_config_dicts():
 def test_show_config_bad_mode():
     with pytest.raises(ValueError):
         einplan.show_config("yaml")
+
+
+@needs_omp
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_long_row_shared_out_when_every_loop_around_it_is_summed(restore_threads, dtype):
+    """A GEMV's axpy form ('kl,l->k', k unit-stride) has no kept loop around
+    its row: threads share out the row itself, each running its part of
+    every row (odd lengths, so the parts end off the vector width), and the
+    result is numpy's whatever the thread count; a short row stays on one
+    thread."""
+    from einplan.nest import ROW_SPLIT_BYTES
+    from einplan.operands import describe_operands
+    from einplan.options import Options
+    from einplan.plan import NestStep
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+
+    def steps(*ops):
+        spec, arrays = parse_spec(("kl,l->k",) + ops)
+        return make_plan(spec, describe_operands(arrays), Options.make()).steps
+    rng = np.random.default_rng(3)
+    dt = np.dtype(dtype)
+    k = ROW_SPLIT_BYTES // dt.itemsize + 37
+    R = 4 * (1 << 20) // k         # enough work for several threads (nest.thread_cap)
+    A = rng.standard_normal((R, k)).astype(dt).T
+    v = rng.standard_normal(R).astype(dt)
+    tol = 1e-3 if dt in (np.float32, np.complex64) else 1e-10
+    want = A @ v
+    for n in (1, 2, 3):
+        einplan.set_num_threads(n)
+        (step,) = steps(A, v)
+        assert isinstance(step, NestStep)
+        assert step.split == len(step.loops) - 1 and step.threads > 1
+        np.testing.assert_allclose(einplan.einsum("kl,l->k", A, v), want, rtol=tol,
+                                   atol=tol * np.abs(want).max())
+        out = np.full(k, np.nan, dt)
+        einplan.einsum("kl,l->k", A[:, 1:], v[1:], out=out)
+        np.testing.assert_allclose(out, A[:, 1:] @ v[1:], rtol=tol,
+                                   atol=tol * np.abs(want).max())
+    einplan.set_num_threads(2)
+    (step,) = steps(A[:64], v)
+    assert step.split == -1
