@@ -46,7 +46,7 @@ from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, MAXIN, choose_engine, ctile_by_cost, engine_by_cost,
-                   is_one_tile, is_thin, l2_resident, nest_dtype_ok, nest_step, step_kind)
+                   L3_SHARE, is_one_tile, is_thin, nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -545,6 +545,7 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
 
 
 RELAYOUT_REUSE = 4       # the large operand at least this many times the small one's bytes
+RELAYOUT_BYTES = L3_SHARE // 4   # the most a small operand relaid out may take
 
 
 def _relayout_or(plan, spec, infos, options, out_info, gemm_only, views, dtype, shape,
@@ -566,7 +567,7 @@ def _relayout_or(plan, spec, infos, options, out_info, gemm_only, views, dtype, 
     small = 0 if nbytes[0] <= nbytes[1] else 1
     big = 1 - small
     y, x = views[small], views[big]
-    if (len(y.labels) < 2 or nbytes[small] > l2_resident()
+    if (len(y.labels) < 2 or nbytes[small] > RELAYOUT_BYTES
             or nbytes[big] < RELAYOUT_REUSE * nbytes[small]):
         return plan
     # the small operand's labels in the large one's memory order (its own

@@ -460,3 +460,23 @@ def test_small_permuted_operand_relaid_out_once(dtype):
     same = np.ascontiguousarray(B.transpose(2, 1, 0))
     assert len(plan_for("abcd,bcd->a", A, same).steps) == 1
     assert len(plan_for("abcd,dcb->a", A[:2, :4], B[:, :, :4]).steps) == 1
+
+
+def test_row_across_pages_of_a_large_operand_is_priced_as_lines_at_latency():
+    """'abc,cb->a' (105,16972,7) f64 with B (7,16972) sliced: a nest that
+    runs 'a' (a page apart in A) as its row waits for memory at every line;
+    priced so, the 950 KB B is relaid out once into A's order and one nest
+    runs 105 contiguous dots of 118804."""
+    from einplan.nest import PAGE, RAGGED_START, traffic
+    item = 8
+    # A's loops b > c > a, its strides (7, 1, 118804): the row 'a' steps a
+    # page per element; the same loops with the row inside a line of A
+    paged = traffic([(16972, (7, 0)), (7, (1, 0)), (105, (118804, 1))], item)
+    assert 118804 * item > PAGE
+    assert paged >= 105 * 16972 * 7 * item * (1 + RAGGED_START / 64)
+    assert traffic([(105, (118804, 1)), (16972, (7, 0)), (7, (1, 0))], item) < paged / 3
+    A = np.empty((105, 16972, 7))
+    B = np.empty((7, 2 * 16972))[:, ::2]
+    copy, nest = plan_for("abc,cb->a", A, B).steps
+    assert isinstance(copy, ReduceStep) and copy.src == 1
+    assert nest.row == "sum/contig" and [lp.extent for lp in nest.loops] == [105, 16972 * 7]
