@@ -168,8 +168,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                                                      if isinstance(st, GemmStep) else st
                                                      for st in gemm.steps))
                 return replace(plan, steps=(replace(plan.steps[0], why=why),))
-            return _relayout_or(plan, spec, infos, options, out_info, gemm_only, views, dtype,
-                                shape, out_eff)
+            return _relayout_or(plan, b, views, dtype, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
         if dtype in _COMPLEX and _short_edge_pair(b, views, out_eff):
             # a complex GEMM with a short edge: the nest's register-tile
@@ -526,12 +525,17 @@ def _out_strides(b):
     return dict(zip(spec.output, buf.strides)), buf
 
 
+def _nest_out_strides(b):
+    """(element strides of the output's labels, Buffer or None) for a nest
+    writing the call's output: out='s own strides, else a fresh buffer's."""
+    if b.out_info is not None:
+        return dict(zip(b.spec.output, b.out_info.strides)), None
+    return _out_strides(b)
+
+
 def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
     spec, sizes = b.spec, b.sizes
-    if b.out_info is not None:
-        o_st, buf = dict(zip(spec.output, b.out_info.strides)), None
-    else:
-        o_st, buf = _out_strides(b)
+    o_st, buf = _nest_out_strides(b)
     ins = [(j, v.labels, v.strides) for j, v in enumerate(views)]
     if len(views) == 2:
         r = assign_roles(views[0].labels, views[1].labels, out_eff)
@@ -548,21 +552,21 @@ RELAYOUT_REUSE = 4       # the large operand at least this many times the small 
 RELAYOUT_BYTES = L3_SHARE // 4   # the most a small operand relaid out may take
 
 
-def _relayout_or(plan, spec, infos, options, out_info, gemm_only, views, dtype, shape,
-                 out_eff) -> Plan:
-    """``plan`` (one nest over two operands), or the same nest after the
-    small operand is copied once into the large one's axis order, whichever
-    is predicted cheaper.  When the two disagree on which axis is
-    unit-stride ('abcd,dcb->a': a GEMV whose vector is permuted), the nest
-    walks one of them across its lines or in small tiles for every pass of
-    the outer loop; a small operand (it stays in L2) re-used over a large
-    one is worth one cache-blocked permutation copy (ep_copy), after which
-    both run contiguous rows."""
+def _relayout_or(plan, b, views, dtype, out_eff) -> Plan:
+    """``plan`` (one nest over two operands, built with ``b``, whose steps
+    it leaves empty), or the same nest after the small operand is copied
+    once into the large one's axis order, whichever is predicted cheaper.
+    When the two disagree on which axis is unit-stride ('abcd,dcb->a': a
+    GEMV whose vector is permuted), the nest walks one of them across its
+    lines or in small tiles for every pass of the outer loop; a small
+    operand (at most RELAYOUT_BYTES, re-read from cache) re-used over a
+    large one is worth one cache-blocked permutation copy (ep_copy), after
+    which both run contiguous rows."""
     step = plan.steps[0]
     if len(views) != 2 or not isinstance(step, NestStep) or step.ctile:
         return plan
     item = np.dtype(dtype).itemsize
-    sizes = spec.sizes
+    spec, sizes = b.spec, b.sizes
     nbytes = [_group_extent(v.labels, sizes) * item for v in views]
     small = 0 if nbytes[0] <= nbytes[1] else 1
     big = 1 - small
@@ -578,15 +582,11 @@ def _relayout_or(plan, spec, infos, options, out_info, gemm_only, views, dtype, 
     now = sorted(range(len(y.labels)), key=lambda i: -abs(y.strides[i]))
     if mem == now:
         return plan
-    b = _builder(spec, infos, options, out_info, gemm_only, dtype)
     buf = Buffer(tuple(sizes[c] for c in y.labels), tuple(mem))
     dst = b.new_slot()
-    copy = ReduceStep(small, dst, y.labels, tuple(sizes[c] for c in y.labels), y.strides, (),
-                      y.labels, buf, KernelKind.COPY)
-    if b.out_info is not None:
-        o_st = dict(zip(spec.output, b.out_info.strides))
-    else:
-        o_st, _ = _out_strides(b)
+    copy = ReduceStep(small, dst, y.labels, buf.shape, y.strides, (), y.labels, buf,
+                      KernelKind.COPY)
+    o_st, _ = _nest_out_strides(b)
     ins = [None, None]
     ins[big] = (big, x.labels, x.strides)
     ins[small] = (dst, y.labels, buf.strides)

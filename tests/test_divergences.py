@@ -105,7 +105,7 @@ def test_subclasses_and_protocols_go_to_numpy_counted_and_explained():
 
 
 def test_dask_arrays_stay_lazy():
-    da = pytest.importorskip("dask.array")
+    da = pytest.importorskip("dask.array", reason="dask is not installed (the clients extra)")
     x = da.ones((4, 4), chunks=2)
     for got in (einplan.einsum("ij,jk->ik", x, x), einplan.matmul(x, x), einplan.dot(x, x)):
         assert isinstance(got, da.Array)

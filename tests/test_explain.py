@@ -142,7 +142,7 @@ def test_schema_valid(report):
 
 
 def test_schema_valid_jsonschema(report):
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (the test extra)")
     jsonschema.validate(json.loads(report.to_json()), SCHEMA)
 
 

@@ -92,7 +92,7 @@ def test_compare_holds_numpys_blas_to_einplans_threads(monkeypatch):
     """The replays run numpy's BLAS on as many threads as einplan's (a pool
     sized when numpy loaded would otherwise race a program pinned to one
     thread); the pool is given back afterwards and the count is reported."""
-    threadpoolctl = pytest.importorskip("threadpoolctl")
+    threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl is not installed")
     blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
     if not blas or os.cpu_count() < 2:
         pytest.skip("needs numpy's BLAS pool and 2 cores to hold it to fewer threads")
