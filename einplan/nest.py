@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import os
 
 from . import _native
 from .model import VECTOR_BITS, gemm_cycles
@@ -48,6 +49,14 @@ def l2_resident() -> int:
     """Bytes that stay in this core's L2 however they are walked, while
     other data streams past: three quarters of the L2 the CPU reports."""
     return _native.kernel_config()["caches"]["l2"] * 3 // 4
+
+
+@functools.lru_cache(maxsize=None)
+def l3_share() -> int:
+    """Bytes of the L3 one core keeps re-read lines in: the L3 the CPU
+    reports over its cores (L3_SHARE when it reports none)."""
+    l3 = _native.kernel_config()["caches"]["l3"]
+    return l3 // (os.cpu_count() or 1) if l3 > 0 else L3_SHARE
 
 
 def tile_bytes() -> int:
@@ -176,6 +185,8 @@ def traffic(loops, itemsize):
         ragged.append(abs(s) == 1 and b < RAGGED_ROW)
         paged.append(abs(s) * itemsize >= PAGE and extent > 1)
     span = list(foot)
+    # bytes from the first to the last element the loops inside reach
+    reach = [(extent - 1) * abs(s) * itemsize + itemsize for s in st]
     jump = [0] * len(st)     # the first step away from a ragged row, bytes
     for extent, st in reversed(loops[:-1]):
         inside = sum(foot)
@@ -197,8 +208,19 @@ def traffic(loops, itemsize):
             if sparse[j] and step < LINE and fits:
                 f = max(1.0, extent * step / LINE)
                 sparse[j] = False
+            grow = f     # growth of the operand's distinct lines
+            if step < reach[j] and inside <= l3_share():
+                # the loop steps inside what the loops within it reach: it
+                # revisits lines, which are still in L2 (free) or in L3 (a
+                # fraction of a read from memory), and the distinct lines
+                # are no more than the range covered ('abcd,abcd->' with a
+                # (b, c, d) block per a read whole in any order of b, c, d)
+                covered = reach[j] + (extent - 1) * step + LINE - itemsize
+                grow = min(f, max(1.0, covered / foot[j]))
+                f = grow if fits else grow + (f - grow) * L3_REREAD
+            reach[j] += (extent - 1) * step
             moved[j] *= f
-            foot[j] *= f
+            foot[j] *= grow
     for j in range(len(st)):
         if ragged[j] and jump[j] > span[j]:
             # rows apart in memory: each reads the rest of its first and
