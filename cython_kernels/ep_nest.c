@@ -14,6 +14,7 @@
 #include "ep_api.h"
 #include "ep_copy.h"
 #include "ep_nest.h"
+#include "ep_nest_rows.h"
 #include "ep_omp.h"
 #include "ep_workspace.h"
 #include "ukr/ep_ukr.h"
@@ -23,168 +24,16 @@
 #endif
 
 // ------------------------------------------------------------ row kernels
-#define NT(x) ep_nest_gs_##x
-#define T float
-#define IT int32_t
-#define CPX 0
-#define VL 4
-#define NT_TGT
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_gd_##x
-#define T double
-#define IT int64_t
-#define CPX 0
-#define VL 2
-#define NT_TGT
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_gc_##x
-#define T float
-#define IT int32_t
-#define CPX 1
-#define VL 4
-#define NT_TGT
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_gz_##x
-#define T double
-#define IT int64_t
-#define CPX 1
-#define VL 2
-#define NT_TGT
-#include "ep_nest_template.h"
-
-#ifdef EP_NEST_X86
-#define EP_NT256 __attribute__((target("avx2")))
-#define EP_NT512 __attribute__((target("avx512f")))
-#define NT(x) ep_nest_as_##x
-#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256s_transpose(x, s1, nr, nc, d, d0)
-#define T float
-#define IT int32_t
-#define CPX 0
-#define VL 8
-#define NT_TGT EP_NT256
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_ad_##x
-#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose(x, s1, nr, nc, d, d0)
-#define T double
-#define IT int64_t
-#define CPX 0
-#define VL 4
-#define NT_TGT EP_NT256
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_ac_##x
-#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
-#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
-#define T float
-#define IT int32_t
-#define CPX 1
-#define VL 8
-#define NT_TGT EP_NT256
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_az_##x
-#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
-#define T double
-#define IT int64_t
-#define CPX 1
-#define VL 4
-#define NT_TGT EP_NT256
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_xs_##x
-#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512s_transpose(x, s1, nr, nc, d, d0)
-#define T float
-#define IT int32_t
-#define CPX 0
-#define VL 16
-#define NT_TGT EP_NT512
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_xd_##x
-#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512d_transpose(x, s1, nr, nc, d, d0)
-#define T double
-#define IT int64_t
-#define CPX 0
-#define VL 8
-#define NT_TGT EP_NT512
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_xc_##x
-#define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
-#define T float
-#define IT int32_t
-#define CPX 1
-#define VL 16
-#define NT_TGT EP_NT512
-#include "ep_nest_template.h"
-#define NT(x) ep_nest_xz_##x
-#define T double
-#define IT int64_t
-#define CPX 1
-#define VL 8
-#define NT_TGT EP_NT512
-#include "ep_nest_template.h"
-#endif
-
-typedef void (*ep_row_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
-                              void *res);
-typedef void (*ep_row_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
-                               void *o, ep_inc_t so, const void *c, int first);
-typedef void (*ep_rows_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
-                               const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
-                               int first, int nf, const void *const *f, const ep_inc_t *fs);
-typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
-                                const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
-                                ep_inc_t sor, int first, int nf, const void *const *f,
-                                const ep_inc_t *fs);
-typedef void (*ep_short_rows_fn)(int nin, const void *const *p, const ep_inc_t *ro,
-                                 const ep_inc_t *rs, const ep_inc_t *rl, ep_dim_t R, int S,
-                                 ep_dim_t n, void *o, ep_inc_t oo, ep_inc_t os, ep_inc_t ol,
-                                 int first, void *buf);
-typedef void (*ep_row_dotc_fn)(const void *const *p, const ep_inc_t *s, ep_dim_t n, void *res);
-typedef void (*ep_ctile_fn)(const void *x, ep_inc_t xk, ep_inc_t xv, const void *y, ep_inc_t yw,
-                            ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, void *o,
-                            ep_inc_t ow, ep_inc_t ov, int first, void *buf);
-typedef ep_dim_t (*ep_ctile_buffer_fn)(void);
-typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
-                                       ep_dim_t n);
-typedef void (*ep_pack_fn)(const void *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n,
-                           void *buf);
-typedef struct {
-    ep_row_sum_fn sum;
-    ep_row_prod_fn prod;
-    ep_rows_sum_fn rows_sum;
-    ep_rows_prod_fn rows_prod;
-    ep_short_rows_fn short_rows;
-    ep_short_buffer_fn short_buffer;
-    ep_pack_fn pack;
-    ep_row_dotc_fn dotc;     // complex only: sum conj(x) * y (NULL for real types)
-    ep_ctile_fn ctile;       // complex only: the register-tile kernel (NULL for real types)
-    ep_ctile_buffer_fn ctile_buffer;
-} ep_rows_t;
-
-#define EP_ROWS(p, dotc, ct, ctb) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
-                     (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
-                     (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
-                     (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc, (ep_ctile_fn)ct, \
-                     (ep_ctile_buffer_fn)ctb }
-#define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer)
-static const ep_rows_t ep_rows_generic[4] = {
-    EP_ROWS(ep_nest_gs_, NULL, NULL, NULL), EP_ROWS(ep_nest_gd_, NULL, NULL, NULL),
-    EP_CROWS(ep_nest_gc_), EP_CROWS(ep_nest_gz_)};
-#ifdef EP_NEST_X86
-static const ep_rows_t ep_rows_avx2[4] = {
-    EP_ROWS(ep_nest_as_, NULL, NULL, NULL), EP_ROWS(ep_nest_ad_, NULL, NULL, NULL),
-    EP_CROWS(ep_nest_ac_), EP_CROWS(ep_nest_az_)};
-static const ep_rows_t ep_rows_avx512[4] = {
-    EP_ROWS(ep_nest_xs_, NULL, NULL, NULL), EP_ROWS(ep_nest_xd_, NULL, NULL, NULL),
-    EP_CROWS(ep_nest_xc_), EP_CROWS(ep_nest_xz_)};
-#endif
-
+// per ISA and dtype, in ep_nest_rows_*.c
 static const ep_rows_t *ep_rows_for(int isa, int dtype)
 {
 #ifdef EP_NEST_X86
-    if (isa == EP_ISA_AVX512) return &ep_rows_avx512[dtype];
-    if (isa == EP_ISA_AVX2) return &ep_rows_avx2[dtype];
+    if (isa == EP_ISA_AVX512) return &ep_nest_rows_avx512[dtype];
+    if (isa == EP_ISA_AVX2) return &ep_nest_rows_avx2[dtype];
 #else
     (void)isa;
 #endif
-    return &ep_rows_generic[dtype];
+    return &ep_nest_rows_generic[dtype];
 }
 
 // ------------------------------------------------------------ scalars

@@ -1,4 +1,4 @@
-// ep_nest_template.h -- ep_nest.c's inner loops (one row of the nest) for one
+// ep_nest_template.h -- the loop-nest engine's inner loops (one row of the nest) for one
 // ISA and one dtype, included once per pair with these set:
 //   NT(x)   function name          T     the real element type
 //   IT      the integer type of T's size (lane shuffles)

@@ -1,0 +1,59 @@
+// ep_nest_rows.h -- the loop-nest engine's row kernels for one ISA and one
+// dtype, as a table of function pointers (ep_nest.c picks one per call).
+// Each ISA's kernels are their own translation unit (ep_nest_rows_*.c), so
+// the build compiles them side by side.
+#ifndef EP_NEST_ROWS_H
+#define EP_NEST_ROWS_H
+#include "ep_types.h"
+
+typedef void (*ep_row_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                              void *res);
+typedef void (*ep_row_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                               void *o, ep_inc_t so, const void *c, int first);
+typedef void (*ep_rows_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                               const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
+                               int first, int nf, const void *const *f, const ep_inc_t *fs);
+typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
+                                const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
+                                ep_inc_t sor, int first, int nf, const void *const *f,
+                                const ep_inc_t *fs);
+typedef void (*ep_short_rows_fn)(int nin, const void *const *p, const ep_inc_t *ro,
+                                 const ep_inc_t *rs, const ep_inc_t *rl, ep_dim_t R, int S,
+                                 ep_dim_t n, void *o, ep_inc_t oo, ep_inc_t os, ep_inc_t ol,
+                                 int first, void *buf);
+typedef void (*ep_row_dotc_fn)(const void *const *p, const ep_inc_t *s, ep_dim_t n, void *res);
+typedef void (*ep_ctile_fn)(const void *x, ep_inc_t xk, ep_inc_t xv, const void *y, ep_inc_t yw,
+                            ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, void *o,
+                            ep_inc_t ow, ep_inc_t ov, int first, void *buf);
+typedef ep_dim_t (*ep_ctile_buffer_fn)(void);
+typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
+                                       ep_dim_t n);
+typedef void (*ep_pack_fn)(const void *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n,
+                           void *buf);
+typedef struct {
+    ep_row_sum_fn sum;
+    ep_row_prod_fn prod;
+    ep_rows_sum_fn rows_sum;
+    ep_rows_prod_fn rows_prod;
+    ep_short_rows_fn short_rows;
+    ep_short_buffer_fn short_buffer;
+    ep_pack_fn pack;
+    ep_row_dotc_fn dotc;     // complex only: sum conj(x) * y (NULL for real types)
+    ep_ctile_fn ctile;       // complex only: the register-tile kernel (NULL for real types)
+    ep_ctile_buffer_fn ctile_buffer;
+} ep_rows_t;
+
+#define EP_ROWS(p, dotc, ct, ctb) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
+                     (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
+                     (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
+                     (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc, (ep_ctile_fn)ct, \
+                     (ep_ctile_buffer_fn)ctb }
+#define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer)
+
+// [dtype]: float32, float64, complex64, complex128 (ep_nest.h's EP_NEST_*)
+extern const ep_rows_t ep_nest_rows_generic[4];
+#if defined(__x86_64__) || defined(_M_X64)
+extern const ep_rows_t ep_nest_rows_avx2[4];
+extern const ep_rows_t ep_nest_rows_avx512[4];
+#endif
+#endif
