@@ -40,15 +40,23 @@ L3_REREAD = 0.25         # cost of re-reading from L3, relative to memory
 RAGGED_ROW = 8 * LINE    # a contiguous row shorter than this pays its partial end lines
 RAGGED_START = 256.0     # bytes-equivalent of a stream restarted past a gap (~20 ns)
 RAGGED_GAP = 4 * LINE    # a gap between rows this long breaks the prefetcher's stream
+PREFETCH_STREAMS = 32    # interleaved streams the hardware prefetcher follows: rows that each
+                         # continue their own stream, interleaved with more, are ragged
 MIN_GEMM_EDGE = 4        # m, n, k all at least this for the packed engine
 MAXIN = 8                # inputs of one nest (ep_nest.h)
+
+
+@functools.lru_cache(maxsize=None)
+def l2_bytes() -> int:
+    """This core's L2, as the CPU reports it."""
+    return _native.kernel_config()["caches"]["l2"]
 
 
 @functools.lru_cache(maxsize=None)
 def l2_resident() -> int:
     """Bytes that stay in this core's L2 however they are walked, while
     other data streams past: three quarters of the L2 the CPU reports."""
-    return _native.kernel_config()["caches"]["l2"] * 3 // 4
+    return l2_bytes() * 3 // 4
 
 
 @functools.lru_cache(maxsize=None)
@@ -188,6 +196,11 @@ def traffic(loops, itemsize):
     # bytes from the first to the last element the loops inside reach
     reach = [(extent - 1) * abs(s) * itemsize + itemsize for s in st]
     jump = [0] * len(st)     # the first step away from a ragged row, bytes
+    streams = [1] * len(st)  # rows of the operand the loops inside interleave
+    # operands that do not fit in L2 on their own: only their interleaved
+    # streams wait for lines from further out
+    big = [math.prod(e for e, ss in loops if ss[j] != 0) * itemsize > l2_bytes()
+           for j in range(len(st))]
     for extent, st in reversed(loops[:-1]):
         inside = sum(foot)
         fits = inside <= l2_resident()
@@ -200,10 +213,12 @@ def traffic(loops, itemsize):
                 continue
             step = abs(s) * itemsize
             if ragged[j]:
-                if step == span[j] and (fits or not jump[j]):
+                if (step == span[j] and (fits or not jump[j])
+                        and (streams[j] <= PREFETCH_STREAMS or not big[j])):
                     ragged[j] = False   # the next row continues the stream
                 elif not jump[j]:
                     jump[j] = step
+            streams[j] *= extent
             f = extent
             if sparse[j] and step < LINE and fits:
                 f = max(1.0, extent * step / LINE)

@@ -652,6 +652,28 @@ def test_fewer_calls_for_no_more_traffic_take_the_other_order():
     np.testing.assert_allclose(einplan.einsum("abc->b", A), np.einsum("abc->b", A))
 
 
+def test_rows_of_more_streams_than_the_prefetcher_follows_are_ragged():
+    """'abc,cb->ac' (178, 4570, 13)[::-1] f32 with cb relaid out as bc: with
+    b outermost each of the 178 slabs of the 42 MB operand is its own
+    stream, 52 bytes per b -- more streams than the hardware prefetcher
+    follows, so every row waits for memory (0.45x numpy); with a outermost
+    one slab streams at a time (1.1x).  An operand that fits in L2 keeps
+    its interleaved rows as streams."""
+    table = {"a": (178, (-59410, 0, 13)), "b": (4570, (13, 13, 0)), "c": (13, (1, 1, 1))}
+    assert nest.order_loops(table, 4) == ["a", "b", "c"]
+    by_b = nest.traffic([table[c] for c in "bac"], 4)
+    by_a = nest.traffic([table[c] for c in "abc"], 4)
+    assert by_a < 0.5 * by_b, (by_a, by_b)
+    small = {"a": (40, (-520, 0, 13)), "b": (40, (13, 13, 0)), "c": (13, (1, 1, 1))}
+    assert nest.traffic([small[c] for c in "bac"], 4) < 2 * nest.traffic(
+        [small[c] for c in "abc"], 4)
+    rng = np.random.default_rng(9)
+    A = rng.random((40, 300, 13), dtype=np.float32)[::-1]
+    B = rng.random((13, 300), dtype=np.float32)
+    np.testing.assert_allclose(einplan.einsum("abc,cb->ac", A, B),
+                               np.einsum("abc,cb->ac", A, B), rtol=1e-5)
+
+
 def test_a_loop_inside_the_reach_of_the_loops_within_revisits_their_lines():
     """'abcd,abcd->' (11147, 8, 6, 3), the first input's d a whole operand
     apart, the second's (b, c, d) one block of 144 per a: with d around a,
