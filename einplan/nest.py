@@ -601,6 +601,10 @@ def plain_cycles(loops, itemsize, short=0, row="prod/contig", nin=2, complex_=Tr
 
 
 CTILE_EDGE = 16          # a complex GEMM with an edge this short is priced on both engines
+CTILE_EDGE_MN = 32       # ... and with m or n this short (the packed 1m engine packs the long
+                         # operand's B panels twice over for a few rows: 'ji,jk->ki' (1659,
+                         # 2801) x (1659,24) c64 41.7 ms packed, 25.5 ms in the nest; a short
+                         # k is not: (2000,24) x (24,2000) c64 17 ms packed, 32 ms in the nest)
 CTILE_GEMM_MARGIN = 0.5  # the packed engine's price must be below this share of the
                          # register-tile kernel's (its 1m panels double B and pad it)
 

@@ -45,7 +45,7 @@ import numpy as np
 from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
-from .nest import (CTILE_EDGE, MAXIN, choose_engine, ctile_by_cost, engine_by_cost,
+from .nest import (CTILE_EDGE, CTILE_EDGE_MN, MAXIN, l2_bytes, choose_engine, ctile_by_cost, engine_by_cost,
                    L3_SHARE, is_one_tile, is_thin, nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
@@ -499,11 +499,17 @@ def _thin_pair(b, views, out_eff) -> bool:
 
 def _short_edge_pair(b, views, out_eff) -> bool:
     """Two operands whose pairwise step is a GEMM with an edge of at most
-    nest.CTILE_EDGE (m or n short, or k)."""
+    nest.CTILE_EDGE, or m or n of at most nest.CTILE_EDGE_MN against a long
+    operand larger than L2 (whose panels the packed engine would pack for
+    a few rows)."""
     r = assign_roles(views[0].labels, views[1].labels, out_eff)
     sizes = b.sizes
     m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
-    return min(m, n, k) >= 1 and r.m and r.n and r.k and min(m, n, k) <= CTILE_EDGE
+    if min(m, n, k) < 1 or not (r.m and r.n and r.k):
+        return False
+    long_bytes = max(m, n) * k * np.dtype(b.dtype).itemsize
+    return min(m, n, k) <= CTILE_EDGE or (min(m, n) <= CTILE_EDGE_MN
+                                          and long_bytes > l2_bytes())
 
 
 def _out_strides(b):

@@ -174,3 +174,22 @@ def test_large_square_complex_gemm_stays_packed():
     a = np.ones((64, 64), np.complex128)
     (step,) = _steps("ij,jk->ik", a, a)
     assert isinstance(step, GemmStep) and step.why == ""
+
+
+def test_a_few_rows_against_a_long_operand_are_priced_on_both_engines():
+    """m = 24 (above CTILE_EDGE, within CTILE_EDGE_MN) against a long operand
+    of 4.6 MB: the packed engine would pack that operand's panels, twice
+    over in 1m, for four micro-tile rows, so the register-tile kernel is
+    priced too, and runs; the same m against a small operand, and a short
+    k against long m and n, stay packed without pricing the nest."""
+    rng = np.random.default_rng(4)
+    a, b = rand((1659, 350), "complex64", rng=rng), rand((24, 1659), "complex64", rng=rng).T
+    (step,) = _steps("ji,jk->ki", a, b)
+    assert isinstance(step, NestStep) and step.ctile, step
+    _close(einplan.einsum("ji,jk->ki", a, b), np.einsum("ji,jk->ki", a, b), "complex64", 1659)
+    small = rand((30, 40), "complex64", rng=rng)
+    (step,) = _steps("ji,jk->ki", small, rand((30, 24), "complex64", rng=rng))
+    assert isinstance(step, GemmStep) and step.why == "", step
+    (step,) = _steps("ij,jk->ik", rand((600, 24), "complex64", rng=rng),
+                     rand((24, 600), "complex64", rng=rng))
+    assert isinstance(step, GemmStep) and step.why == "", step
