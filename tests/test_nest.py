@@ -717,6 +717,35 @@ def test_fewer_than_four_short_rows_summed(isa, dtype, one_thread):
             _close(s, A[:, :n].sum(), dtype, R * n)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_four_strided_rows_summed_load_vectors(isa, dtype, one_thread):
+    """Rows of a vector and more with strides of +-1 or +-2 (not both unit),
+    four at a time, each into its own output: vector loads a row at a time
+    (the even or reversed lanes of whole vectors), one and two inputs, the
+    second shared by every row or not; the fifth row and on by the same."""
+    rng = np.random.default_rng(31)
+    for n in (16, 37, 106, 300):
+        for sx, sy in ((2, 1), (-2, 1), (1, 2), (-1, -2), (2, 2), (-2, 0)):
+            R = 6
+            A = _rand(rng, (R, 2 * n + 3), dtype)
+            x = A[:, ::sx][:, :n] if sx > 0 else A[:, ::sx][:, :n]
+            V = _rand(rng, (R, 2 * n + 3), dtype)
+            shared = sy == 0
+            y = (V[0, :n] if shared else V[:, ::sy][:, :n])
+            o = np.full(R + 1, np.nan, dtype)
+            es = x.itemsize
+            ys = (0 if shared else y.strides[0] // es, y.strides[-1] // es)
+            _native.prepare_nest(dtype, 2, [(R, x.strides[0] // es, ys[0], 1),
+                                            (n, x.strides[1] // es, ys[1], 0)])(
+                (x, y if not shared else y), o[:R], isa=isa)
+            _close(o[:R], (x * y).sum(-1), dtype, n)
+            assert np.isnan(o[R])
+            _native.prepare_nest(dtype, 1, [(R, x.strides[0] // es, 1),
+                                            (n, x.strides[1] // es, 0)])((x,), o[:R], isa=isa)
+            _close(o[:R], x.sum(-1), dtype, n)
+
+
 def test_short_rows_apart_in_memory_continue_their_stream():
     """'abcd,abcd->' (33, 4, 9395, 6) with a contiguous in both and rows of
     the second input 198 elements apart along bc: with d outside bc that
