@@ -60,9 +60,10 @@ def l2_resident() -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def l3_share() -> int:
-    """Bytes of the L3 one core keeps re-read lines in: the L3 the CPU
-    reports over its cores (L3_SHARE when it reports none)."""
+def l3_per_core() -> int:
+    """The L3 the CPU reports over its cores (L3_SHARE when it reports
+    none): where re-visited lines may still be found.  L3_SHARE, a smaller
+    fixed figure, stays the bound for whole re-reads of an operand."""
     l3 = _native.kernel_config()["caches"]["l3"]
     return l3 // (os.cpu_count() or 1) if l3 > 0 else L3_SHARE
 
@@ -224,7 +225,7 @@ def traffic(loops, itemsize):
                 f = max(1.0, extent * step / LINE)
                 sparse[j] = False
             grow = f     # growth of the operand's distinct lines
-            if step < reach[j] and inside <= l3_share():
+            if step < reach[j] and inside <= l3_per_core():
                 # the loop steps inside what the loops within it reach: it
                 # revisits lines, which are still in L2 (free) or in L3 (a
                 # fraction of a read from memory), and the distinct lines

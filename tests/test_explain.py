@@ -377,7 +377,7 @@ def test_one_fma_unit_is_believed_only_after_the_probe_is_repeated(monkeypatch):
     keeps reading as one unit is still inferred as one."""
     cfg = _native.kernel_config()
     if not {"avx512", "avx2"} & set(cfg["available_isas"]):
-        pytest.skip("no SIMD kernel set to probe on this CPU")
+        pytest.skip(reason="no SIMD kernel set to probe on this CPU")
     for var in ("EINPLAN_CLOCK_GHZ", "EINPLAN_FMA_UNITS"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("EINPLAN_BANDWIDTH_GBS", "12")

@@ -95,7 +95,7 @@ def test_compare_holds_numpys_blas_to_einplans_threads(monkeypatch):
     threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl is not installed")
     blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
     if not blas or os.cpu_count() < 2:
-        pytest.skip("needs numpy's BLAS pool and 2 cores to hold it to fewer threads")
+        pytest.skip(reason="needs numpy's BLAS pool and 2 cores to hold it to fewer threads")
     profile_mod = sys.modules["einplan.profile"]
     seen, real = [], profile_mod.original("einsum")
 
