@@ -18,6 +18,11 @@
 #define V_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define V_MUL(a, b) _mm256_mul_pd(a, b)
 #define V_ADD(a, b) _mm256_add_pd(a, b)
+// the k loop over a packed B in assembly (ep_ukr_avx2_group.h says why)
+#define EP_UKR_AVX2_BCAST "vbroadcastsd"
+#define EP_UKR_AVX2_FMA "vfmadd231pd"
+#define EP_UKR_AVX2_LOAD "vmovupd"
+#define EP_UKR_AVX2_ES 8
 #include "ep_ukr_template.h"
 
 // the GEMV and smm paths' kernels for the same ISA and dtype; the smm

@@ -17,6 +17,11 @@
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define V_MUL(a, b) _mm256_mul_ps(a, b)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
+// the k loop over a packed B in assembly (ep_ukr_avx2_group.h says why)
+#define EP_UKR_AVX2_BCAST "vbroadcastss"
+#define EP_UKR_AVX2_FMA "vfmadd231ps"
+#define EP_UKR_AVX2_LOAD "vmovups"
+#define EP_UKR_AVX2_ES 4
 #include "ep_ukr_template.h"
 
 // the GEMV and smm paths' kernels for the same ISA and dtype; the smm

@@ -15,6 +15,9 @@
 // keeps acc[][] in registers (checked with objdump: no spills in the k loop).
 
 #define UKR_NR (UKR_NV * VL)
+#ifdef EP_UKR_AVX2_BCAST
+#include "ep_ukr_avx2_group.h"
+#endif
 // Prefetch distance into the packed A micro-panel, in k steps.
 #ifndef EP_UKR_PREFETCH_A
 #define EP_UKR_PREFETCH_A 8
@@ -77,6 +80,14 @@ void UKR_NAME(int m, int n, ep_dim_t k, const UKR_T *restrict a,
     ep_dim_t k_main = k > EP_UKR_PREFETCH_C_LATE ? k - EP_UKR_PREFETCH_C_LATE : 0;
     const char *pf_b = (const char *)b_next;
     ep_dim_t p = 0;
+#ifdef EP_UKR_AVX2_BCAST
+    if (ldb == UKR_NR && k_main >= 4) {   // packed B: 4 steps a trip, from p = 0
+        long trips = (long)(k_main / 4);
+        const char *pf = pf_b ? pf_b : (const char *)b;
+        EP_UKR_AVX2_GROUPS(trips, a, b, pf, acc, EP_UKR_AVX2_ES);
+        p = k_main / 4 * 4;
+    }
+#endif
     for (; p < k_main; p++) {
         if (pf_b && (p & 7) == 0)
             __builtin_prefetch(pf_b + (p >> 3) * 64, 0, 3);
