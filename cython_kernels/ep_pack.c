@@ -90,21 +90,25 @@ void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
 #define EP_PFX(x) ep_s##x
 #define EP_TGROUP 8
 #define EP_TPACK ep_spack_t8_avx2
+#define EP_TPACK6 ep_spack_t6_avx2
 #include "ep_pack_template.h"
 #undef T
 #undef EP_PFX
 #undef EP_TGROUP
 #undef EP_TPACK
+#undef EP_TPACK6
 
 #define T double
 #define EP_PFX(x) ep_d##x
 #define EP_TGROUP 4
 #define EP_TPACK ep_dpack_t4_avx2
+#define EP_TPACK6 ep_dpack_t6_avx2
 #include "ep_pack_template.h"
 #undef T
 #undef EP_PFX
 #undef EP_TGROUP
 #undef EP_TPACK
+#undef EP_TPACK6
 
 // ------------------------------------------------------------ prepacked B
 ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *d)

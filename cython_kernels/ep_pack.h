@@ -103,5 +103,9 @@ void ep_spack_t8_avx2(const float *const *r, ep_dim_t kc, float *dst,
                       ep_inc_t ld);
 void ep_dpack_t4_avx2(const double *const *r, ep_dim_t kc, double *dst,
                       ep_inc_t ld);
+// The same for the 6 rows of an AVX2 micro-panel of A (MR = 6), into a
+// panel 6 wide: dst[p * 6 + i] = r[i][p] for i < 6.
+void ep_spack_t6_avx2(const float *const *r, ep_dim_t kc, float *dst);
+void ep_dpack_t6_avx2(const double *const *r, ep_dim_t kc, double *dst);
 
 #endif

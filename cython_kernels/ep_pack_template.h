@@ -3,11 +3,18 @@
 
 // dst[p * width + i] = x[rows[i] + p] for i < nrows, p < kc: rows that
 // are contiguous along k, packed through register transposes of EP_TGROUP
-// rows (isa/ep_pack_avx2.c), leftover rows one at a time.
+// rows (isa/ep_pack_avx2.c), or of all 6 rows of an AVX2 micro-panel of A,
+// leftover rows one at a time.
 static void EP_PFX(pack_t)(int width, int nrows, ep_dim_t kc, const T *x,
                            const ep_inc_t *rows, T *dst)
 {
     int i = 0;
+    if (width == 6 && nrows == 6) {
+        const T *r[6];
+        for (int q = 0; q < 6; q++) r[q] = x + rows[q];
+        EP_TPACK6(r, kc, dst);
+        return;
+    }
     for (; i + EP_TGROUP <= nrows; i += EP_TGROUP) {
         const T *r[EP_TGROUP];
         for (int q = 0; q < EP_TGROUP; q++) r[q] = x + rows[i + q];

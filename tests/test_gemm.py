@@ -533,8 +533,10 @@ def test_gemm_groups_more(restore_threads, case, dtype):
 def test_transposing_packs(restore_threads, isa, dtype):
     """Operands contiguous along k on the packed path -- A row-major ('ik')
     and B stored as (n, k) ('jk') -- pack through register transposes of 8
-    (float) / 4 (double) rows with AVX2 and wider; every leftover row, k not a
-    multiple of the transpose, and gathered (multi-axis) rows."""
+    (float) / 4 (double) rows with AVX2 and wider, and of an AVX2 micro-panel's
+    6 rows of A at once; every leftover row, k not a multiple of the transpose
+    (k = 8, 9, 17 and 400 around the 6-row float transpose's stop one step
+    short of the end), and gathered (multi-axis) rows."""
     prev = K.isa()
     K.set_isa(isa)
     try:
