@@ -36,14 +36,15 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
                                 const ep_inc_t *noff, const ep_inc_t *koff,
                                 ep_dim_t p0, ep_dim_t p1, T *bp)
 {
-    // the width as a constant, so that the copy is unrolled and vectorized
+    // the width as a constant, so that the copy is a few vector moves (an
+    // element loop stays scalar: GCC cannot rule out that d and s overlap)
 #define EP_SWEEP(W)                                                          \
     for (ep_dim_t p = 0; p < kc; p++) {                                      \
         const T *src = b + koff[p];                                          \
         for (ep_dim_t jp = p0; jp < p1; jp++) {                              \
             const T *s = src + noff[jp * (W)];                               \
             T *d = bp + (jp * kc + p) * (W);                                 \
-            for (int j = 0; j < (W); j++) d[j] = s[j];                       \
+            __builtin_memcpy(d, s, (W) * sizeof(T));                         \
         }                                                                    \
     }
     switch (NR) {
@@ -186,10 +187,15 @@ void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
         if (unit && nr == NR) {
 #define EP_1M_ROWS(W)                                                        \
             for (ep_dim_t p = 0; p < kc; p += 2) {                           \
-                const T *x = b + koff[p] + no[0];                            \
-                T *d0 = dst + p * (W), *d1 = d0 + (W);                       \
-                for (int j = 0; j < (W); j++) d0[j] = x[j] * s0[j & 1];      \
-                for (int j = 0; j < (W); j++) d1[j] = x[j ^ 1] * s1[j & 1];  \
+                const T *restrict x = b + koff[p] + no[0];                   \
+                T *restrict d0 = dst + p * (W), *restrict d1 = d0 + (W);     \
+                for (int j = 0; j < (W); j += 2) {                           \
+                    T re = x[j], im = x[j + 1];                              \
+                    d0[j] = re * s0[0];                                      \
+                    d0[j + 1] = im * s0[1];                                  \
+                    d1[j] = im * s1[0];                                      \
+                    d1[j + 1] = re * s1[1];                                  \
+                }                                                            \
             }
             switch (NR) {
             case 8: EP_1M_ROWS(8) break;
