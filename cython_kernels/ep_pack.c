@@ -86,8 +86,19 @@ void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
 #define EP_PACK_SIMD() 0
 #endif
 
+// 16-byte vectors of the compiler's vector extension for 1m packing: N
+// elements, a vector of two values repeated pairwise, complex pairs swapped
+typedef float ep_v4sf __attribute__((vector_size(16)));
+typedef int ep_v4si __attribute__((vector_size(16)));
+typedef double ep_v2df __attribute__((vector_size(16)));
+typedef long long ep_v2di __attribute__((vector_size(16)));
+
 #define T float
 #define EP_PFX(x) ep_s##x
+#define EP_V16 ep_v4sf
+#define EP_V16_N 4
+#define EP_V16_PAIRS(a, b) ((ep_v4sf){(a), (b), (a), (b)})
+#define EP_V16_SWAP(v) __builtin_shuffle((v), (ep_v4si){1, 0, 3, 2})
 #define EP_TGROUP 8
 #define EP_TPACK ep_spack_t8_avx2
 #define EP_TPACK6 ep_spack_t6_avx2
@@ -97,9 +108,17 @@ void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
 #undef EP_TGROUP
 #undef EP_TPACK
 #undef EP_TPACK6
+#undef EP_V16
+#undef EP_V16_N
+#undef EP_V16_PAIRS
+#undef EP_V16_SWAP
 
 #define T double
 #define EP_PFX(x) ep_d##x
+#define EP_V16 ep_v2df
+#define EP_V16_N 2
+#define EP_V16_PAIRS(a, b) ((ep_v2df){(a), (b)})
+#define EP_V16_SWAP(v) __builtin_shuffle((v), (ep_v2di){1, 0})
 #define EP_TGROUP 4
 #define EP_TPACK ep_dpack_t4_avx2
 #define EP_TPACK6 ep_dpack_t6_avx2
@@ -109,6 +128,10 @@ void ep_block_strides(const ep_inc_t *off, ep_dim_t len, int width,
 #undef EP_TGROUP
 #undef EP_TPACK
 #undef EP_TPACK6
+#undef EP_V16
+#undef EP_V16_N
+#undef EP_V16_PAIRS
+#undef EP_V16_SWAP
 
 // ------------------------------------------------------------ prepacked B
 ep_dim_t ep_packed_b_size(const ep_gemm_desc_t *d)

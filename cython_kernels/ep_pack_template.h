@@ -184,17 +184,22 @@ void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
         // unit complex stride along n: a row of the panel is one run of B
         int unit = 1;
         for (int j = 2; j < nr && unit; j += 2) unit = no[j] == no[0] + j;
-        if (unit && nr == NR) {
+        if (unit && nr == NR && NR % EP_V16_N == 0) {
+            // 16 bytes at a time in the compiler's vector extension (every
+            // NR here is a multiple of the vector's complex pairs): the
+            // pair swap is a shuffle; GCC does not vectorize the scalar form
+            const EP_V16 m0 = EP_V16_PAIRS(s0[0], s0[1]);
+            const EP_V16 m1 = EP_V16_PAIRS(s1[0], s1[1]);
 #define EP_1M_ROWS(W)                                                        \
             for (ep_dim_t p = 0; p < kc; p += 2) {                           \
-                const T *restrict x = b + koff[p] + no[0];                   \
-                T *restrict d0 = dst + p * (W), *restrict d1 = d0 + (W);     \
-                for (int j = 0; j < (W); j += 2) {                           \
-                    T re = x[j], im = x[j + 1];                              \
-                    d0[j] = re * s0[0];                                      \
-                    d0[j + 1] = im * s0[1];                                  \
-                    d1[j] = im * s1[0];                                      \
-                    d1[j + 1] = re * s1[1];                                  \
+                const T *x = b + koff[p] + no[0];                            \
+                T *d0 = dst + p * (W), *d1 = d0 + (W);                       \
+                for (int j = 0; j < (W); j += EP_V16_N) {                    \
+                    EP_V16 v;                                                \
+                    __builtin_memcpy(&v, x + j, 16);                         \
+                    EP_V16 w0 = v * m0, w1 = EP_V16_SWAP(v) * m1;            \
+                    __builtin_memcpy(d0 + j, &w0, 16);                       \
+                    __builtin_memcpy(d1 + j, &w1, 16);                       \
                 }                                                            \
             }
             switch (NR) {
