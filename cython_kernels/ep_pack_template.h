@@ -176,6 +176,9 @@ void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
     // row 2k is B's run times (1, sb, 1, sb, ..); row 2k+1 the run with
     // each pair swapped, times (-sa sb, sa, ..): both loops vectorize
     const T s0[2] = {1, sb}, s1[2] = {-sa * sb, sa};
+    // A panel reads one run of B per row of k, rows apart: the hardware
+    // does not run ahead of that, so the run EP_1M_AHEAD rows on is asked for
+    enum { EP_1M_AHEAD = 16 };
     for (ep_dim_t jp = p0; jp < p1; jp++) {
         ep_dim_t j0 = jp * NR;
         int nr = (int)(nc - j0 < NR ? nc - j0 : NR);
@@ -193,6 +196,8 @@ void EP_PFX(pack_b_1m)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
 #define EP_1M_ROWS(W)                                                        \
             for (ep_dim_t p = 0; p < kc; p += 2) {                           \
                 const T *x = b + koff[p] + no[0];                            \
+                if (p + EP_1M_AHEAD < kc)                                    \
+                    __builtin_prefetch(b + koff[p + EP_1M_AHEAD] + no[0]);   \
                 T *d0 = dst + p * (W), *d1 = d0 + (W);                       \
                 for (int j = 0; j < (W); j += EP_V16_N) {                    \
                     EP_V16 v;                                                \
