@@ -40,6 +40,7 @@ L3_REREAD = 0.25         # cost of re-reading from L3, relative to memory
 RAGGED_ROW = 8 * LINE    # a contiguous row shorter than this pays its partial end lines
 RAGGED_START = 256.0     # bytes-equivalent of a stream restarted past a gap (~20 ns)
 RAGGED_GAP = 4 * LINE    # a gap between rows this long breaks the prefetcher's stream
+RESTART_RUN = 4 * PAGE   # a run this long hides its stream's restart (under 2% of its time)
 PREFETCH_STREAMS = 32    # interleaved streams the hardware prefetcher follows: rows that each
                          # continue their own stream, interleaved with more, are ragged
 MIN_GEMM_EDGE = 4        # m, n, k all at least this for the packed engine
@@ -185,6 +186,7 @@ def traffic(loops, itemsize):
     counts twice (read and written).  ``loops``: (extent, strides) outer to
     inner."""
     extent, st = loops[-1]
+    st_row = st
     foot, moved, sparse, ragged, paged = [], [], [], [], []
     for s in st:
         b = itemsize if s == 0 else extent * min(abs(s) * itemsize, LINE)
@@ -197,6 +199,10 @@ def traffic(loops, itemsize):
     # bytes from the first to the last element the loops inside reach
     reach = [(extent - 1) * abs(s) * itemsize + itemsize for s in st]
     jump = [0] * len(st)     # the first step away from a ragged row, bytes
+    # the first step away from a long unit-stride row (any row that is not
+    # ragged): past a gap, each such row restarts the prefetcher's stream
+    leap = [0] * len(st)
+    run = list(foot)         # bytes of the contiguous run that rows make up
     streams = [1] * len(st)  # rows of the operand the loops inside interleave
     # operands that do not fit in L2 on their own: only their interleaved
     # streams wait for lines from further out
@@ -219,6 +225,11 @@ def traffic(loops, itemsize):
                     ragged[j] = False   # the next row continues the stream
                 elif not jump[j]:
                     jump[j] = step
+            if abs(st_row[j]) == 1 and not leap[j]:
+                if step == run[j]:
+                    run[j] *= extent    # the next row continues the run
+                else:
+                    leap[j] = step
             streams[j] *= extent
             f = extent
             if sparse[j] and step < LINE and fits:
@@ -247,6 +258,12 @@ def traffic(loops, itemsize):
             moved[j] = rows * min(jump[j], span[j] + LINE - itemsize)
             if jump[j] >= span[j] + RAGGED_GAP:
                 moved[j] += rows * RAGGED_START
+        elif leap[j] >= run[j] + RAGGED_GAP and big[j] and run[j] < RESTART_RUN:
+            # long rows apart in memory, from beyond L2: each row restarts
+            # the stream ('abc->b' (602,5,1270) F order f32 with b outside
+            # c: rows of 2.4 KB 12 KB apart, 1.7x the time of the same
+            # bytes read in order with c outside)
+            moved[j] += moved[j] / run[j] * RAGGED_START
         if paged[j] and foot[j] > l2_resident():
             # a row stepping to a new page at every element: no stream for
             # the prefetcher to follow, each line waits for memory

@@ -674,6 +674,30 @@ def test_rows_of_more_streams_than_the_prefetcher_follows_are_ragged():
                                np.einsum("abc,cb->ac", A, B), rtol=1e-5)
 
 
+def test_long_rows_apart_in_memory_restart_their_stream():
+    """'abc->b' (602, 5, 1270) in F order f32 (15 MB, beyond L2): with b
+    outside c each call sums rows of 2.4 KB that lie 12 KB apart, every
+    row a new stream for the hardware prefetcher (0.5-0.6x numpy); with c
+    outside, the 5 rows of one c are one run of 12 KB and the next c
+    continues it (0.8-0.95x).  The model charges a restart per row that the
+    next row does not continue; a run of RESTART_RUN bytes or more hides
+    its restart, and an operand in L2 pays none."""
+    table = {"a": (602, (1, 0)), "b": (5, (602, 1)), "c": (1270, (3010, 0))}
+    assert nest.order_loops(table, 4) == ["c", "b", "a"]
+    by_b = nest.traffic([table[k] for k in "bca"], 4)
+    by_c = nest.traffic([table[k] for k in "cba"], 4)
+    assert by_c < 0.95 * by_b, (by_c, by_b)
+    long_rows = {"a": (nest.RESTART_RUN // 4, (1, 0)), "b": (5, (4096, 1)),
+                 "c": (300, (5 * 4096, 0))}
+    assert nest.traffic([long_rows[k] for k in "bca"], 4) == nest.traffic(
+        [long_rows[k] for k in "cba"], 4)
+    in_l2 = {"a": (602, (1, 0)), "b": (5, (602, 1)), "c": (20, (3010, 0))}
+    assert nest.traffic([in_l2[k] for k in "bca"], 4) == nest.traffic(
+        [in_l2[k] for k in "cba"], 4)
+    A = np.asfortranarray(np.random.default_rng(6).random((602, 5, 300), dtype=np.float32))
+    np.testing.assert_allclose(einplan.einsum("abc->b", A), np.einsum("abc->b", A), rtol=1e-5)
+
+
 def test_a_loop_inside_the_reach_of_the_loops_within_revisits_their_lines():
     """'abcd,abcd->' (11147, 8, 6, 3), the first input's d a whole operand
     apart, the second's (b, c, d) one block of 144 per a: with d around a,
