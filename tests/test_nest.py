@@ -743,6 +743,44 @@ def test_fewer_than_four_short_rows_summed(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_long_rows_dotted_with_one_vector_four_at_a_time(isa, dtype, one_thread):
+    """A GEMV's dot form with rows of a page or more ('ij,j->i'): four rows
+    read side by side against the shared vector, each summed blockwise and
+    pairwise; row counts that are not a multiple of four (the rest a row at
+    a time), the vector as either input, rows past one block (NB) and ending
+    mid-vector, each row into its own output or all into one, and a third
+    input constant along the row (a scale per row)."""
+    rng = np.random.default_rng(37)
+    item = np.dtype(dtype).itemsize
+    for n in (4096 // item, 4096 // item + 13, 5000):
+        for R in (4, 7, 9):
+            A = _rand(rng, (R, n + 5), dtype)
+            w = _rand(rng, (n,), dtype)
+            c = _rand(rng, (R,), dtype)
+            want = A[:, :n] @ w
+            for first_w in (False, True):
+                o = np.full(R + 1, np.nan, dtype)
+                if first_w:
+                    loops = [(R, 0, n + 5, 1), (n, 1, 1, 0)]
+                    ins = (w, A)
+                else:
+                    loops = [(R, n + 5, 0, 1), (n, 1, 1, 0)]
+                    ins = (A, w)
+                _native.prepare_nest(dtype, 2, loops)(ins, o[:R], isa=isa)
+                _close(o[:R], want, dtype, n)
+                assert np.isnan(o[R])
+                s = np.full((), np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(lp[0], *lp[1:3], 0) for lp in loops])(
+                    ins, s, isa=isa)
+                _close(s, want.sum(), dtype, R * n)
+            o = np.full(R, np.nan, dtype)
+            _native.prepare_nest(dtype, 3, [(R, n + 5, 0, 1, 1), (n, 1, 1, 0, 0)])(
+                (A, w, c), o, isa=isa)
+            _close(o, want * c, dtype, n)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_four_strided_rows_summed_load_vectors(isa, dtype, one_thread):
     """Rows of a vector and more with strides of +-1 or +-2 (not both unit),
     four at a time, each into its own output: vector loads a row at a time
