@@ -146,16 +146,28 @@ def nest_cycles(step, dtype) -> float:
 GEMM_CYCLE_MARGIN = 0.6
 
 
+def _threads_of(nest, gemm_steps):
+    """The threads each engine would run with at the library's setting: the
+    nest's cap when it shares a loop out, the packed engine's schedule."""
+    lib = max(1, _native.get_num_threads())
+    tn = min(nest.threads, lib) if nest.split >= 0 else 1
+    tg = max((st.kernel.threads for st in gemm_steps
+              if getattr(st, "kernel", None) is not None), default=1)
+    return max(1, tn), max(1, min(tg, lib))
+
+
 def engine_by_cost(nest, gemm_steps, dtype):
     """('nest' or 'gemm', why) for a thin GEMM planned on both engines: the
     packed engine when its predicted compute cycles (model.gemm_cycles) are
     below GEMM_CYCLE_MARGIN of the nest's (``nest_cycles``); both read each
-    operand once, so memory traffic does not tell them apart."""
-    cn = nest_cycles(nest, dtype)
-    cg = gemm_cycles(gemm_steps, dtype)
+    operand once, so memory traffic does not tell them apart.  Each engine's
+    cycles are shared by the threads it runs with."""
+    tn, tg = _threads_of(nest, gemm_steps)
+    cn = nest_cycles(nest, dtype) / tn
+    cg = gemm_cycles(gemm_steps, dtype) / tg
     engine = "gemm" if cg < GEMM_CYCLE_MARGIN * cn else "nest"
-    return engine, (f"{engine} by predicted compute: nest {cn / 1e3:.1f} kcycles, "
-                    f"packed GEMM engine {cg / 1e3:.1f} kcycles")
+    return engine, (f"{engine} by predicted compute: nest {cn / 1e3:.1f} kcycles on "
+                    f"{tn} thread(s), packed GEMM engine {cg / 1e3:.1f} kcycles on {tg}")
 
 
 def _line_cost(strides, itemsize, extent, resident=()):
@@ -631,12 +643,17 @@ def ctile_by_cost(step, gemm_steps, dtype):
     """('nest' or 'gemm', why) for a complex GEMM with a short edge whose
     nest runs the register-tile kernel: the packed engine only when its
     predicted compute cycles (model.gemm_cycles) are below
-    CTILE_GEMM_MARGIN of the kernel's (``ctile_cycles``)."""
-    cn = ctile_cycles(step.loops, _itemsize(dtype))
-    cg = gemm_cycles(gemm_steps, dtype)
+    CTILE_GEMM_MARGIN of the kernel's (``ctile_cycles``), each shared by the
+    threads its engine runs with (the kernel's three loops are innermost, so
+    only a loop outside them shares it out: 'ij,kj->ik' (3870,5) x (3598,5)
+    c64 has none and ran on one thread of two, 0.5x numpy)."""
+    tn, tg = _threads_of(step, gemm_steps)
+    cn = ctile_cycles(step.loops, _itemsize(dtype)) / tn
+    cg = gemm_cycles(gemm_steps, dtype) / tg
     engine = "gemm" if cg < CTILE_GEMM_MARGIN * cn else "nest"
     return engine, (f"{engine} by predicted cost: register-tile kernel {cn / 1e3:.1f} "
-                    f"kcycles, packed GEMM engine (1m) {cg / 1e3:.1f} kcycles")
+                    f"kcycles on {tn} thread(s), packed GEMM engine (1m) {cg / 1e3:.1f} "
+                    f"kcycles on {tg}")
 
 
 ROW_SPLIT_BYTES = 8192   # a row shared out by threads is at least this long

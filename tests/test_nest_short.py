@@ -196,6 +196,30 @@ def _steps(subscripts, *ops):
     return make_plan(spec, describe_operands(arrays)).steps
 
 
+def test_engines_priced_at_the_threads_they_run_with(restore_threads):
+    """'ij,kj->ik' (3870, 5) x (3598, 5), both F order, complex64: the
+    register-tile kernel runs its three loops innermost, so no loop is left
+    for a second thread, while the packed engine shares the GEMM out.  At one
+    thread the kernel is priced the cheaper; at two, each engine's cycles are
+    shared by its threads and the packed engine runs (0.4x numpy on one
+    thread of two, 1.4x on the packed engine's two).  The reason names both
+    thread counts."""
+    from einplan.plan import GemmStep
+    rng = np.random.default_rng(12)
+    a = np.asfortranarray(rand((3870, 5), "complex64", rng=rng))
+    b = np.asfortranarray(rand((3598, 5), "complex64", rng=rng))
+    einplan.set_num_threads(1)
+    (step,) = _steps("ij,kj->ik", a, b)
+    assert isinstance(step, NestStep) and step.ctile, step
+    assert "on 1 thread(s)" in step.why and step.why.endswith("on 1"), step.why
+    einplan.set_num_threads(2)
+    (step,) = _steps("ij,kj->ik", a, b)
+    assert isinstance(step, GemmStep), step
+    assert "on 1 thread(s)" in step.why and step.why.endswith("on 2"), step.why
+    _close(einplan.einsum("ij,kj->ik", a[:300], b[:200]), a[:300] @ b[:200].T,
+           "complex64", 5)
+
+
 def test_thin_gemm_engine_by_predicted_cost():
     """A GEMM with an edge below MIN_GEMM_EDGE is planned on both engines
     and the cheaper by predicted compute runs, the reason recorded in the
