@@ -14,7 +14,7 @@ SMM_MAX_N = {"avx512": {np.float32: 128, np.float64: 64},
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 80,
                                96, 113, 128, 129])
-# m: every leftover of the 8- and 6-row tiles (then 4, 2, 1 rows)
+# m: every leftover of the 8-, 6- and 3-row tiles (then 4, 2, 1 rows)
 @pytest.mark.parametrize("m,k", [(1, 3), (3, 5), (4, 4), (5, 1), (9, 17), (7, 2), (13, 6),
                                  (16, 16), (23, 9)])
 def test_batched_small_gemm(dtype, n, m, k):

@@ -84,10 +84,11 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 // inlined once per (R, NV), so the k loop has no branches and the
 // accumulators stay in registers.  R is the most rows whose R * NV
 // accumulators, NV vectors of B and one broadcast fit the ISA's
-// EP_SMM_VREGS vector registers (at most 8): R * NV independent FMA chains
-// cover the FMA latency.  Wider rows run as blocks of at most EP_SMM_BLOCKV
-// vectors (4 with 32 registers: 6 x 4 tiles; 3 with 16: 4 x 3 tiles, as
-// 2 x 4 tiles would leave 8 chains and 6 loads per 8 FMAs).  Leftover rows take tiles of 4, 2 and 1 rows, so no
+// EP_SMM_VREGS vector registers (at most 8), next to the last vector's mask
+// where the ISA keeps it in one: R * NV independent FMA chains cover the FMA
+// latency.  Wider rows run as blocks of at most EP_SMM_BLOCKV vectors (4 with
+// 32 registers: 6 x 4 tiles; 3 with 16: 3 x 3 tiles, as 2 x 4 tiles would
+// leave 8 chains and 6 loads per 8 FMAs).  Leftover rows take tiles of 4, 2 and 1 rows, so no
 // row is computed twice.  Zen 4, 2026-11-21, ~8 MFLOP of batches per call,
 // 1 thread, ratio to numpy.matmul before / after (the old kernel: 4 rows,
 // up to 4 vectors chosen at run time; asv_benchmarks/smm_table.py): f32
@@ -98,8 +99,15 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 // lanes read as zero, never touching memory) and V_MASK_STOREU.
 #ifdef V_MASK_LOADU
 #define EP_SMM_MAXV 8
-#define EP_SMM_ROWS_FOR(NV) \
-    ((EP_SMM_VREGS - 1 - (NV)) / (NV) >= 8 ? 8 : (EP_SMM_VREGS - 1 - (NV)) / (NV))
+// vector registers the last vector's mask takes (AVX2 masks are vectors;
+// AVX-512's live in mask registers): with it counted, NV = 3 on AVX2 takes
+// 3 rows, not the 4 whose 12 accumulators left the mask to be spilled and
+// reloaded on every k step
+#ifndef EP_SMM_MASK_VREGS
+#define EP_SMM_MASK_VREGS 0
+#endif
+#define EP_SMM_FREE(NV) (EP_SMM_VREGS - 1 - (NV) - EP_SMM_MASK_VREGS)
+#define EP_SMM_ROWS_FOR(NV) (EP_SMM_FREE(NV) / (NV) >= 8 ? 8 : EP_SMM_FREE(NV) / (NV))
 
 static inline __attribute__((always_inline)) void
 EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,

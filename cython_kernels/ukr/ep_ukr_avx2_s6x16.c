@@ -33,6 +33,7 @@
 #define V_MASK_LOADU(p, k) _mm256_maskload_ps(p, k)
 #define V_MASK_STOREU(p, k, v) _mm256_maskstore_ps(p, k, v)
 #define EP_SMM_VREGS 16
+#define EP_SMM_MASK_VREGS 1
 #define EP_SMM_BLOCKV 3
 #define EP_L1(x) ep_s##x##_avx2
 #include "ep_l1_template.h"
