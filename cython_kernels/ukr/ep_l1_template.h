@@ -101,7 +101,7 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 #define EP_SMM_MAXV 8
 // vector registers the last vector's mask takes (AVX2 masks are vectors;
 // AVX-512's live in mask registers): with it counted, NV = 3 on AVX2 takes
-// 3 rows, not the 4 whose 12 accumulators left the mask to be spilled and
+// 3 rows, not 4, whose 12 accumulators would have the mask spilled and
 // reloaded on every k step
 #ifndef EP_SMM_MASK_VREGS
 #define EP_SMM_MASK_VREGS 0
