@@ -459,9 +459,12 @@ def blocking(dtype):
 
 
 def cache_sizes():
-    cdef ep_dim_t l1, l2, l3
+    """Bytes of L1d, L2 and the L3 the kernels count on (at most 16 MiB per
+    online CPU), and the L3 the system reports (l3_reported)."""
+    cdef ep_dim_t l1, l2, l3, r1, r2, r3
     ep_cache_sizes(&l1, &l2, &l3)
-    return dict(l1d=l1, l2=l2, l3=l3)
+    ep_cache_sizes_reported(&r1, &r2, &r3)
+    return dict(l1d=l1, l2=l2, l3=l3, l3_reported=r3)
 
 
 def set_num_threads(n):

@@ -149,8 +149,11 @@ int ep_run_ukr(int isa, ep_dtype_t dtype, int m, int n, ep_dim_t k,
 // given ISA on panels in L1, repeated for `seconds` (ep_probe.c; -1 if the ISA cannot run).
 double ep_probe_ukr_gflops(int isa, ep_dtype_t dtype, int reps, double seconds);
 
-// Caches in bytes as read from the system (ep_cpu.c; 0 if unknown).
+// Caches in bytes as read from the system (ep_cpu.c; 0 if unknown); the
+// L3 at most 16 MiB per online CPU, which is what every decision counts on.
 void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);
+// The same with the L3 as the system reports it (show_config).
+void ep_cache_sizes_reported(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3);
 
 // Threads (ep_threads.c).
 #define EP_MAX_THREADS 512

@@ -69,7 +69,7 @@ static ep_dim_t ep_sysfs_cache(int level)
     return 0;
 }
 
-void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
+void ep_cache_sizes_reported(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
 {
     ep_dim_t v[3] = {ep_sysfs_cache(1), ep_sysfs_cache(2), ep_sysfs_cache(3)};
 #ifdef _SC_LEVEL1_DCACHE_SIZE
@@ -81,4 +81,19 @@ void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
     *l1d = v[0];
     *l2 = v[1];
     *l3 = v[2];
+}
+
+// A virtual machine may report the host's whole L3 as its own: a 2-vCPU
+// guest on a Xeon reported 480 MiB shared by its 2 CPUs, and its reads
+// fell to memory speed past 32 MiB.  No x86 part gives a core more than
+// 16 MiB of L3 (Zen 4 X3D: 96 MiB over 8 cores), so the L3 every
+// decision counts on is at most that per online CPU.
+#define EP_L3_PER_CPU_MAX ((ep_dim_t)16 << 20)
+
+void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
+{
+    ep_cache_sizes_reported(l1d, l2, l3);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    ep_dim_t cap = EP_L3_PER_CPU_MAX * (ncpu > 0 ? ncpu : 1);
+    if (*l3 > cap) *l3 = cap;
 }

@@ -105,6 +105,7 @@ cdef extern from "ep_api.h" nogil:
                    const void *a, const void *b, void *c, ep_inc_t rs_c,
                    ep_inc_t cs_c, double alpha, double beta)
     void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
+    void ep_cache_sizes_reported(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
     void ep_set_num_threads(int n)
     int ep_get_num_threads()
     int ep_max_threads()

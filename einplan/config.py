@@ -24,7 +24,10 @@ def show_config(mode: str = "stdout"):
     for dt, b in cfg["blocking"].items():
         lines.append(f"  {dt}: MR={b['mr']} NR={b['nr']} MC={b['mc']} KC={b['kc']} NC={b['nc']}")
     c = cfg["caches"]
-    lines.append(f"caches: L1d {c['l1d'] // 1024} KiB, L2 {c['l2'] // 1024} KiB, L3 {c['l3'] // 1024} KiB")
+    l3 = f"L3 {c['l3'] // 1024} KiB"
+    if c.get("l3_reported", c["l3"]) != c["l3"]:
+        l3 += f" counted of {c['l3_reported'] // 1024} KiB reported (at most 16 MiB per CPU)"
+    lines.append(f"caches: L1d {c['l1d'] // 1024} KiB, L2 {c['l2'] // 1024} KiB, {l3}")
     lines.append(f"threads: {cfg['threads']}")
     lines.append(f"build: {json.dumps(cfg['build'])}")
     print("\n".join(lines))

@@ -62,8 +62,9 @@ def l2_resident() -> int:
 
 @functools.lru_cache(maxsize=None)
 def l3_per_core() -> int:
-    """The L3 the CPU reports over its cores (L3_SHARE when it reports
-    none): where re-visited lines may still be found.  L3_SHARE, a smaller
+    """The L3 counted (the reported one, at most 16 MiB per CPU) over the
+    cores, or L3_SHARE when none is reported: where re-visited lines may
+    still be found.  L3_SHARE, a smaller
     fixed figure, stays the bound for whole re-reads of an operand."""
     l3 = _native.kernel_config()["caches"]["l3"]
     return l3 // (os.cpu_count() or 1) if l3 > 0 else L3_SHARE
