@@ -138,6 +138,18 @@ def outside_mask(C, big):
     return mask
 
 
+# the widest n each kernel set's smm kernels take (8 vectors)
+SMM_MAX_N = {"avx512": {np.float32: 128, np.float64: 64},
+             "avx2": {np.float32: 64, np.float64: 32}}
+
+
+def smm_max_n(dtype=np.float32):
+    """The widest real n the smm kernels of the kernel set in use take (None
+    for a set without them)."""
+    from einplan import _native
+    return SMM_MAX_N.get(_native.isa(), {}).get(np.dtype(dtype).type)
+
+
 def smm_in_use(dtype=np.float32):
     """Whether the kernel set in use has the in-place small-GEMM (smm) kernels:
     asks ep_gemm_schedule where it would send 500 GEMMs of 8 x 8 x 8."""

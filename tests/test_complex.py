@@ -22,7 +22,7 @@ from einplan.operands import describe_operands
 from einplan.spec import parse_spec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _gemm_util import describe, rand, smm_in_use  # noqa: E402
+from _gemm_util import describe, rand, smm_in_use, smm_max_n  # noqa: E402
 
 K = _native._kernels
 CDTYPES = (np.complex64, np.complex128)
@@ -251,8 +251,9 @@ def test_1m_smm_declines_what_it_cannot_take():
     A, B = crand((40, 12), dt, 0), crand((12, 8), dt, 1)
     assert path(A, "mk", B, "kn", np.empty((40, 8), dt), "mn") == fits
     assert path(A, "mk", B, "kn", np.empty((8, 40), dt).T, "mn") == "gemm"    # C's n strided
-    wide = crand((12, 33), dt, 2)
-    assert path(A, "mk", wide, "kn", np.empty((40, 33), dt), "mn") == "gemm"  # 66 reals
+    over = (smm_max_n(np.float32) or 64) // 2 + 1     # one complex column too wide
+    wide = crand((12, over), dt, 2)
+    assert path(A, "mk", wide, "kn", np.empty((40, over), dt), "mn") == "gemm"
     big_t = crand((12, 4000), dt, 3).T          # gathered A of 4000 x 24 reals: 384 KB
     assert path(big_t, "mk", B, "kn", np.empty((4000, 8), dt), "mn") == "gemm"
     assert path(big_t.copy(), "mk", B, "kn", np.empty((4000, 8), dt), "mn") == fits

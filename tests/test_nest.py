@@ -589,8 +589,10 @@ def test_row_blocks(isa, dtype):
 
 def test_long_row_reread_runs_in_blocks():
     """'ij,jk->ik' with a long summed j and a short k: B would be read again
-    for every i; the plan runs the row in blocks that stay in cache."""
-    A, B = np.ones((11, 200000)), np.ones((200000, 2))
+    for every i; the plan runs the row in blocks that stay in cache.  B is
+    in F order, j its unit stride as A's: the in-place small-GEMM kernels,
+    which need B's rows contiguous along k, cannot take it."""
+    A, B = np.ones((11, 200000)), np.ones((2, 200000)).T
     (step,) = _plan_for("ij,jk->ik", A, B).steps
     assert isinstance(step, NestStep) and step.block > 0 and step.loops[-1].labels == "j"
     np.testing.assert_allclose(einplan.einsum("ij,jk->ik", A, B), A @ B)
@@ -643,9 +645,10 @@ def test_fewer_calls_for_no_more_traffic_take_the_other_order():
     called 588 times for 2 rows of 40; with b outside, twice for 588 rows.
     The traffic model prices both orders alike (the operand fits in L2), so
     the order with fewer calls is taken although it gains less than
-    ORDER_GAIN; at c = 2352 the operand leaves L2 and b outside would read
-    half lines twice: c stays outside."""
-    for c, want in ((588, ["b", "c", "a"]), (2352, ["c", "b", "a"])):
+    ORDER_GAIN; at a c that makes the operand twice this core's L2 it
+    leaves L2 and b outside would read half lines twice: c stays outside."""
+    c_big = 2 * nest.l2_bytes() // (40 * 2 * 8)
+    for c, want in ((588, ["b", "c", "a"]), (c_big, ["c", "b", "a"])):
         table = {"a": (40, (1, 0)), "b": (2, (40, 1)), "c": (c, (80, 0))}
         assert nest.order_loops(table, 8) == want
     A = np.asfortranarray(np.random.default_rng(5).random((40, 2, 588)))

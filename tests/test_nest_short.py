@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import einplan
-from einplan import _native
+from einplan import _native, nest
 from einplan.plan import NestStep
 
 from _gemm_util import assert_sum_close, estrides, rand
@@ -197,17 +197,17 @@ def _steps(subscripts, *ops):
 
 
 def test_engines_priced_at_the_threads_they_run_with(restore_threads):
-    """'ij,kj->ik' (3870, 5) x (3598, 5), both F order, complex64: the
+    """'ij,kj->ik' (500, 8) x (500, 8), both F order, complex64: the
     register-tile kernel runs its three loops innermost, so no loop is left
     for a second thread, while the packed engine shares the GEMM out.  At one
     thread the kernel is priced the cheaper; at two, each engine's cycles are
-    shared by its threads and the packed engine runs (0.4x numpy on one
-    thread of two, 1.4x on the packed engine's two).  The reason names both
-    thread counts."""
+    shared by its threads and the packed engine runs.  The reason names both
+    thread counts.  (An output far beyond L2 makes both engines memory-bound
+    and the choice a tie: this one is 2 MB.)"""
     from einplan.plan import GemmStep
     rng = np.random.default_rng(12)
-    a = np.asfortranarray(rand((3870, 5), "complex64", rng=rng))
-    b = np.asfortranarray(rand((3598, 5), "complex64", rng=rng))
+    a = np.asfortranarray(rand((500, 8), "complex64", rng=rng))
+    b = np.asfortranarray(rand((500, 8), "complex64", rng=rng))
     einplan.set_num_threads(1)
     (step,) = _steps("ij,kj->ik", a, b)
     assert isinstance(step, NestStep) and step.ctile, step
@@ -217,7 +217,7 @@ def test_engines_priced_at_the_threads_they_run_with(restore_threads):
     assert isinstance(step, GemmStep), step
     assert "on 1 thread(s)" in step.why and step.why.endswith("on 2"), step.why
     _close(einplan.einsum("ij,kj->ik", a[:300], b[:200]), a[:300] @ b[:200].T,
-           "complex64", 5)
+           "complex64", 8)
 
 
 def test_thin_gemm_engine_by_predicted_cost():
@@ -251,14 +251,16 @@ def test_thin_gemm_engine_by_predicted_cost():
 def test_one_tile_gemm_priced_on_both_engines(dtype):
     """A GEMM whose m and n both fit one register tile (nest.is_one_tile)
     is planned on both engines and priced: an outer product of long dots
-    ('...i,...i->...' 5 x 4 dots of 148254) runs in the nest, its row in
-    blocks that stay in L2, the reason in the step and in explain; sliced
+    ('...i,...i->...' 5 x 4 dots of 148254, or longer so that the four
+    rows of one operand are twice this core's L2) runs in the nest, its row
+    in blocks that stay in L2, the reason in the step and in explain; sliced
     and reversed operands give numpy's result; complex is priced by the
     register-tile kernel's rule instead; m or n past one tile is not priced
     twice."""
     from einplan.plan import GemmStep
     rng = np.random.default_rng(11)
-    a, b = rand((1, 4, 148254), dtype, rng=rng), rand((5, 1, 148254), dtype, rng=rng)
+    k = max(148254, nest.l2_bytes() // (2 * np.dtype(dtype).itemsize))
+    a, b = rand((1, 4, k), dtype, rng=rng), rand((5, 1, k), dtype, rng=rng)
     s = "...i,...i->..."
     (step,) = _steps(s, a, b)
     assert isinstance(step, NestStep) and step.why.startswith("nest by predicted"), step
@@ -272,7 +274,7 @@ def test_one_tile_gemm_priced_on_both_engines(dtype):
         (step,) = _steps("ik,kj->ij", x, y)
         assert step.why.startswith(f"{step.engine} by predicted"), step
         _close(einplan.einsum("ik,kj->ij", x, y), x @ y, dtype, k)
-    c = rand((4, 2000), "complex128", rng=rng)
+    c = rand((8, 2000), "complex128", rng=rng)
     (step,) = _steps("ik,jk->ij", c, c)
     assert "register-tile kernel" in step.why, step      # nest.ctile_by_cost's rule
     _close(einplan.einsum("ik,jk->ij", c, c), c @ c.T, "complex128", 2000)

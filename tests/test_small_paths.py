@@ -5,10 +5,7 @@ import numpy as np
 import pytest
 
 from einplan import _native
-
-# the widest n each kernel set's smm kernels take (8 vectors)
-SMM_MAX_N = {"avx512": {np.float32: 128, np.float64: 64},
-             "avx2": {np.float32: 64, np.float64: 32}}
+from _gemm_util import smm_max_n as kernel_smm_max_n
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -32,7 +29,7 @@ def test_batched_small_gemm(dtype, n, m, k):
     b_g = [(nb, A.strides[0] // it, B.strides[0] // it, Cbuf.strides[0] // it)]
     ref = np.matmul(A.astype(np.float64), B)
     call = _native.prepare_gemm(dtype, m_g, n_g, k_g, b_g)
-    smm_max_n = SMM_MAX_N.get(_native.isa(), {}).get(dtype)
+    smm_max_n = kernel_smm_max_n(dtype)
     if smm_max_n:                          # the path under test is taken
         want = "gemv" if 1 in (m, n) else "smm" if n <= smm_max_n else "gemm"
         assert call.schedule()["path"] == want, call.schedule()
