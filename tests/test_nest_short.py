@@ -4,6 +4,8 @@ every ISA this CPU runs, every dtype, through NestCall descriptors, and the
 planner's choice of it for thin GEMMs (recorded in the NestStep, printed by
 explain, results equal to numpy's for strided, negative and broadcast
 layouts)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -196,28 +198,39 @@ def _steps(subscripts, *ops):
     return make_plan(spec, describe_operands(arrays)).steps
 
 
+def _ctile_prices(why):
+    """(register-tile kcycles, its threads, packed kcycles, its threads)
+    from a step's reason."""
+    m = re.search(r"register-tile kernel ([\d.]+) kcycles on (\d+) thread\(s\), "
+                  r"packed GEMM engine \(1m\) ([\d.]+) kcycles on (\d+)$", why)
+    assert m, why
+    return float(m[1]), int(m[2]), float(m[3]), int(m[4])
+
+
 def test_engines_priced_at_the_threads_they_run_with(restore_threads):
-    """'ij,kj->ik' (500, 8) x (500, 8), both F order, complex64: the
+    """'ij,kj->ik' (500, 12) x (500, 12), both F order, complex64: the
     register-tile kernel runs its three loops innermost, so no loop is left
-    for a second thread, while the packed engine shares the GEMM out.  At one
-    thread the kernel is priced the cheaper; at two, each engine's cycles are
-    shared by its threads and the packed engine runs.  The reason names both
-    thread counts.  (An output far beyond L2 makes both engines memory-bound
-    and the choice a tie: this one is 2 MB.)"""
+    for a second thread, while the packed engine shares the GEMM out.  Each
+    engine's cycles are shared by the threads it runs with: at two threads
+    the kernel's price stays, the packed engine's halves, and the engine
+    that runs is the one the prices pick (nest.CTILE_GEMM_MARGIN)."""
     from einplan.plan import GemmStep
     rng = np.random.default_rng(12)
-    a = np.asfortranarray(rand((500, 8), "complex64", rng=rng))
-    b = np.asfortranarray(rand((500, 8), "complex64", rng=rng))
-    einplan.set_num_threads(1)
-    (step,) = _steps("ij,kj->ik", a, b)
-    assert isinstance(step, NestStep) and step.ctile, step
-    assert "on 1 thread(s)" in step.why and step.why.endswith("on 1"), step.why
-    einplan.set_num_threads(2)
-    (step,) = _steps("ij,kj->ik", a, b)
-    assert isinstance(step, GemmStep), step
-    assert "on 1 thread(s)" in step.why and step.why.endswith("on 2"), step.why
+    a = np.asfortranarray(rand((500, 12), "complex64", rng=rng))
+    b = np.asfortranarray(rand((500, 12), "complex64", rng=rng))
+    prices = {}
+    for threads in (1, 2):
+        einplan.set_num_threads(threads)
+        (step,) = _steps("ij,kj->ik", a, b)
+        cn, tn, cg, tg = prices[threads] = _ctile_prices(step.why)
+        assert (tn, tg) == (1, threads), step.why
+        want = GemmStep if cg < nest.CTILE_GEMM_MARGIN * cn else NestStep
+        assert isinstance(step, want) and step.why.startswith(f"{step.engine} by"), step
+        assert getattr(step, "ctile", True), step
+    assert prices[2][0] == prices[1][0]
+    assert prices[2][2] == pytest.approx(prices[1][2] / 2, rel=0.05)
     _close(einplan.einsum("ij,kj->ik", a[:300], b[:200]), a[:300] @ b[:200].T,
-           "complex64", 8)
+           "complex64", 12)
 
 
 def test_thin_gemm_engine_by_predicted_cost():
