@@ -200,13 +200,26 @@ def traffic(loops, itemsize):
     inner."""
     extent, st = loops[-1]
     st_row = st
+    # bytes of each operand: those that do not fit in L2 on their own (only
+    # their interleaved streams wait for lines from further out), and those
+    # beyond this core's share of L3
+    whole = [math.prod(e for e, ss in loops if ss[j] != 0) * itemsize for j in range(len(st))]
+    big = [w > l2_bytes() for w in whole]
     foot, moved, sparse, ragged, paged = [], [], [], [], []
-    for s in st:
+    for j, s in enumerate(st):
         b = itemsize if s == 0 else extent * min(abs(s) * itemsize, LINE)
         foot.append(b)
         moved.append(b)
         sparse.append(abs(s) * itemsize >= LINE)
-        ragged.append(abs(s) == 1 and b < RAGGED_ROW)
+        # a short row, contiguous, or strided within lines (a [..., ::2]
+        # slice) when read from memory: 'abcd->dba' (585,2,134,29) f64, 72 MB
+        # of lines, rows of 29 at stride 2 with the 1170 rows of ab
+        # interleaved inside c, 0.3x numpy; one stream with c inside ab,
+        # 0.66x.  From L3 the strided row's calls cost more than its lines
+        # ('abc,b->ac' (39159,2,6)[..., ::2] c64: 1.08x with b outside a,
+        # 0.80x with 39159 calls of 2 rows)
+        ragged.append(b < RAGGED_ROW and (abs(s) == 1 or (
+            0 < abs(s) * itemsize < LINE and whole[j] > l3_per_core())))
         paged.append(abs(s) * itemsize >= PAGE and extent > 1)
     span = list(foot)
     # bytes from the first to the last element the loops inside reach
@@ -217,10 +230,6 @@ def traffic(loops, itemsize):
     leap = [0] * len(st)
     run = list(foot)         # bytes of the contiguous run that rows make up
     streams = [1] * len(st)  # rows of the operand the loops inside interleave
-    # operands that do not fit in L2 on their own: only their interleaved
-    # streams wait for lines from further out
-    big = [math.prod(e for e, ss in loops if ss[j] != 0) * itemsize > l2_bytes()
-           for j in range(len(st))]
     for extent, st in reversed(loops[:-1]):
         inside = sum(foot)
         fits = inside <= l2_resident()

@@ -677,6 +677,21 @@ def test_rows_of_more_streams_than_the_prefetcher_follows_are_ragged():
                                np.einsum("abc,cb->ac", A, B), rtol=1e-5)
 
 
+def test_short_strided_rows_from_memory_are_ragged():
+    """'abcd->dba' (585, 2, 134, 29)[..., ::2] f64 (72 MB of lines, beyond
+    any core's share of L3): rows of 29 at stride 2 with the 1170 rows of ab
+    interleaved inside the summed c are as many streams as a contiguous
+    ragged row would be; c runs inside ab, one stream.  An operand in L3
+    keeps the order with fewer calls of the rows kernel ('abc,b->ac'
+    (39159, 2, 6)[..., ::2] c64, 7.5 MB: b outside a)."""
+    table = {"c": (134, (58, 0)), "ab": (1170, (7772, 29)), "d": (29, (2, 1))}
+    assert nest.order_loops(table, 8) == ["ab", "c", "d"]
+    small = {"a": (39159, (24, 0, 6)), "b": (2, (12, 1, 0)), "c": (6, (2, 0, 1))}
+    assert nest.order_loops(small, 8) == ["b", "a", "c"]
+    A = np.random.default_rng(3).random((58, 2, 13, 58))[..., ::2]
+    np.testing.assert_allclose(einplan.einsum("abcd->dba", A), np.einsum("abcd->dba", A))
+
+
 def test_long_rows_apart_in_memory_restart_their_stream():
     """'abc->b' (602, 5, 1270) in F order f32 (15 MB, beyond L2): with b
     outside c each call sums rows of 2.4 KB that lie 12 KB apart, every
