@@ -799,6 +799,31 @@ def test_long_rows_dotted_with_one_vector_four_at_a_time(isa, dtype, one_thread)
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_end_to_end_dotted_four_at_a_time(isa, dtype, one_thread):
+    """Rows of four vectors or more, end to end in memory ('bij,bj->bi' with
+    j = 256), dotted with the shared vector four at a time: every row count
+    around a multiple of four, rows ending mid-vector, the vector as either
+    input, each row into its own output or all into one."""
+    rng = np.random.default_rng(41)
+    for n in (64, 100, 256, 257):
+        for R in (4, 5, 11, 64):
+            A = _rand(rng, (R, n), dtype)
+            w = _rand(rng, (n,), dtype)
+            want = A @ w
+            for loops, ins in (([(R, n, 0, 1), (n, 1, 1, 0)], (A, w)),
+                               ([(R, 0, n, 1), (n, 1, 1, 0)], (w, A))):
+                o = np.full(R + 1, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, loops)(ins, o[:R], isa=isa)
+                _close(o[:R], want, dtype, n)
+                assert np.isnan(o[R])
+                s = np.full((), np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(lp[0], *lp[1:3], 0) for lp in loops])(
+                    ins, s, isa=isa)
+                _close(s, want.sum(), dtype, R * n)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_four_strided_rows_summed_load_vectors(isa, dtype, one_thread):
     """Rows of a vector and more with strides of +-1 or +-2 (not both unit),
     four at a time, each into its own output: vector loads a row at a time
