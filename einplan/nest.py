@@ -645,15 +645,27 @@ CTILE_EDGE_MN = 32       # ... and with m or n this short (the packed 1m engine 
                          # operand's B panels twice over for a few rows: 'ji,jk->ki' (1659,
                          # 2801) x (1659,24) c64 41.7 ms packed, 25.5 ms in the nest; a short
                          # k is not: (2000,24) x (24,2000) c64 17 ms packed, 32 ms in the nest)
-CTILE_GEMM_MARGIN = 0.5  # the packed engine's price must be below this share of the
-                         # register-tile kernel's (its 1m panels double B and pad it)
+# The packed engine's price must be below this share of the register-tile
+# kernel's, per kernel set.  AVX2 (Zen 3): the 1m panels double B and pad it,
+# so the packed engine runs slower than its price.  AVX-512 (Xeon, 1 thread):
+# the packed engine runs within 0-20% of its price and the register-tile
+# kernel 1.5-1.8x over its own, so the cheaper by price runs: 'ij,kj->ik'
+# F order c64 (500,8) x (500,8) 336 -> 140 us (0.77x -> 1.9x numpy),
+# (1000,12) 1714 -> 793 us, (500,16) 457 -> 221 us; c128 1.36-1.43x.
+CTILE_GEMM_MARGIN = {"avx512": 1.0}
+CTILE_GEMM_MARGIN_DEFAULT = 0.5
+
+
+def ctile_gemm_margin() -> float:
+    """CTILE_GEMM_MARGIN for the kernel set in use."""
+    return CTILE_GEMM_MARGIN.get(_native.isa(), CTILE_GEMM_MARGIN_DEFAULT)
 
 
 def ctile_by_cost(step, gemm_steps, dtype):
     """('nest' or 'gemm', why) for a complex GEMM with a short edge whose
     nest runs the register-tile kernel: the packed engine only when its
     predicted compute cycles (model.gemm_cycles) are below
-    CTILE_GEMM_MARGIN of the kernel's (``ctile_cycles``), each shared by the
+    ``ctile_gemm_margin()`` of the kernel's (``ctile_cycles``), each shared by the
     threads its engine runs with (the kernel's three loops are innermost, so
     only a loop outside them shares it out: 'ij,kj->ik' (3870,5) x (3598,5)
     c64 has none, and on one thread of two it runs 0.4x numpy where the
@@ -661,7 +673,7 @@ def ctile_by_cost(step, gemm_steps, dtype):
     tn, tg = _threads_of(step, gemm_steps)
     cn = ctile_cycles(step.loops, _itemsize(dtype)) / tn
     cg = gemm_cycles(gemm_steps, dtype) / tg
-    engine = "gemm" if cg < CTILE_GEMM_MARGIN * cn else "nest"
+    engine = "gemm" if cg < ctile_gemm_margin() * cn else "nest"
     return engine, (f"{engine} by predicted cost: register-tile kernel {cn / 1e3:.1f} "
                     f"kcycles on {tn} thread(s), packed GEMM engine (1m) {cg / 1e3:.1f} "
                     f"kcycles on {tg}")
