@@ -1047,10 +1047,12 @@ def test_complex_rows_summed_into_one_row(isa, dtype, one_thread):
     fewer reals than a vector (scalars), one to four vectors held (the last
     overlapping the one before), longer rows four at a time; row counts
     that leave one row of a pair or one to three of four, rows reversed or
-    apart by more than their length, a second visit adding to the first."""
+    apart by more than their length, a second visit adding to the first.
+    Rows of half a 512-bit vector to one (4-7 complex64, 2-3 complex128)
+    run in the AVX2 kernels under the AVX-512 kernel set."""
     rng = np.random.default_rng(37)
     half = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
-    for n in sorted({1, 2, 3, half - 1, half, half + 1, 2 * half + 1, 4 * half - 1, 4 * half,
+    for n in sorted({1, 2, 3, 4, 5, 6, half - 1, half, half + 1, 2 * half + 1, 4 * half - 1, 4 * half,
                      4 * half + 1, 9 * half + 3} - {0}):
         for R in (2, 3, 5, 16):
             X, Y = _rand(rng, (R, n + 2), dtype), _rand(rng, (R, n + 2), dtype)
