@@ -44,6 +44,7 @@ ROW_S = 12e-9            # start-up of one nest row (pointers, scale, tail)
 VEC_ELEM_S = 0.012e-9    # per element and operand byte of a vectorised row
 STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided input
 OVERLAP = model.MEMORY_OVERLAP   # share of the lesser of memory and row time not hidden
+L2_BANDWIDTH = 60e9      # bytes per second between L1 and L2 (a core, reads and writes)
 GENERIC_ELEM_S = 0.6e-9  # the same when three or more inputs move along the row
                          # (the generic loop: no unrolled form)
 
@@ -89,15 +90,23 @@ def nest_seconds(step: NestStep, dtype) -> float:
         # the shared vector gathered once per call, the rows contiguous
         strided = []
     n_ops = len(moving) + 1
+    t_out = 0.0
     if step.short:
         # one FMA per element, the result held in registers over the short loop
         t_row = VEC_ELEM_S * 2 * item
+        if abs(row[-1]) > 1:
+            # a strided output row is stored element by element, each store
+            # a read and a write of its line in L2 ('ia,ib,ic->abc' (2,158)
+            # (2,16046)[:, ::2] (2,6) f32 with the row b 6 apart: 19 ms, 10 ms
+            # as two GEMMs; 'abc,cd->abd' (2710,8,4) F x (4,3) f32, the row 3
+            # apart in a 260 KB output: 22 us, 37 us packed)
+            t_out = (total / step.short) * 2 * min(abs(row[-1]) * item, 64) / L2_BANDWIDTH
     elif strided and not step.tile:
         per = GENERIC_ELEM_S if len(moving) >= 3 else STRIDED_ELEM_S
         t_row = per * n_ops
     else:
         t_row = VEC_ELEM_S * n_ops * item
-    t_cpu = total * t_row + rows * ROW_S
+    t_cpu = total * t_row + rows * ROW_S + t_out
     threads = max(1, min(step.threads, _native.get_num_threads()))
     t_cpu /= threads
     # the row work hides the memory traffic only in part: of two candidates

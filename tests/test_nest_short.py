@@ -253,6 +253,22 @@ def test_avx512_short_k_complex_gemm_takes_the_cheaper_engine(use_isa, one_threa
     _close(einplan.einsum("ij,kj->ik", a, b), a @ b.T, "complex64", 8)
 
 
+def test_small_edge_kernel_into_a_strided_output_row_is_priced_per_element():
+    """The small-edge kernel stores a strided output row element by element,
+    each store a read and a write of its line in L2: 'ia,ib,ic->abc' (2,158)
+    (2,16046)[:, ::2] (2,6) f32, whose output has c innermost, ran it along b
+    (6 apart, 6 passes over a 385 KB slab per a) at 0.42x numpy; priced so,
+    the plan keeps it on a unit-stride row."""
+    rng = np.random.default_rng(17)
+    a, c = rand((2, 158), "float32", rng=rng), rand((2, 6), "float32", rng=rng)
+    b = rand((2, 2 * 16046), "float32", rng=rng)[:, ::2]
+    plan_steps = _steps("ia,ib,ic->abc", a, b, c)
+    short = [st for st in plan_steps if isinstance(st, NestStep) and st.short]
+    assert all(abs(st.loops[-1].strides[-1]) <= 1 for st in short), plan_steps
+    _close(einplan.einsum("ia,ib,ic->abc", a, b, c),
+           np.einsum("ia,ib,ic->abc", a, b, c), "float32", 2)
+
+
 def test_thin_gemm_engine_by_predicted_cost():
     """A GEMM with an edge below MIN_GEMM_EDGE is planned on both engines
     and the cheaper by predicted compute runs, the reason recorded in the
