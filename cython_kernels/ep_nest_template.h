@@ -26,6 +26,23 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 // lane indices: REV reverses a vector; EVEN takes the even lanes of two
 // (stride 2); ODDREV the odd lanes of two in reverse order (stride -2);
 // PREV, PEVEN and PODDREV do the same with (re, im) pairs as the lanes
+// SWh swaps lanes h apart (lane l takes lane l ^ h): the steps of a
+// horizontal sum
+#if VL == 2
+#define NT_SW1 {1, 0}
+#elif VL == 4
+#define NT_SW2 {2, 3, 0, 1}
+#define NT_SW1 {1, 0, 3, 2}
+#elif VL == 8
+#define NT_SW4 {4, 5, 6, 7, 0, 1, 2, 3}
+#define NT_SW2 {2, 3, 0, 1, 6, 7, 4, 5}
+#define NT_SW1 {1, 0, 3, 2, 5, 4, 7, 6}
+#else
+#define NT_SW8 {8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}
+#define NT_SW4 {4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}
+#define NT_SW2 {2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}
+#define NT_SW1 {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
+#endif
 #if VL == 2
 #define NT_REV {1, 0}
 #define NT_EVEN {0, 2}
@@ -128,17 +145,21 @@ NT(gatherable)(int nm, const ep_inc_t *s, ep_dim_t n)
 static inline __attribute__((always_inline)) NT_TGT T NT(hsum)(NT(vec) v, int step, int first)
 {
     // sum of lanes first, first + step, ... (step 1: all; 2: re or im
-    // lanes) as a tree of log2(VL) levels of adds: a row's sum ends in this
-    // chain, and VL - 1 scalar adds in a row (60 cycles for 16 lanes) kept
-    // the loads of the next rows waiting ('bij,bj->bi' 256^3 f32 row by
-    // row: 17 GB/s, where one stream reads 28)
-    T t[VL];
-    NT_ST(t, v);
-#pragma GCC unroll 8
-    for (int h = VL / 2; h >= step; h /= 2)
-#pragma GCC unroll 32
-        for (int l = 0; l < h; l++) t[l] += t[l + h];
-    return t[first];
+    // lanes) as a tree of log2(VL) vector shuffles and adds: a row's sum
+    // ends in this chain, and VL - 1 scalar adds in a row (60 cycles for
+    // 16 lanes) kept the loads of the next rows waiting ('bij,bj->bi'
+    // 256^3 f32 row by row: 17 GB/s, where one stream reads 28)
+#if VL >= 16
+    if (step <= 8) { const NT(ivec) m = NT_SW8; v += __builtin_shuffle(v, m); }
+#endif
+#if VL >= 8
+    if (step <= 4) { const NT(ivec) m = NT_SW4; v += __builtin_shuffle(v, m); }
+#endif
+#if VL >= 4
+    if (step <= 2) { const NT(ivec) m = NT_SW2; v += __builtin_shuffle(v, m); }
+#endif
+    if (step <= 1) { const NT(ivec) m = NT_SW1; v += __builtin_shuffle(v, m); }
+    return v[first];
 }
 
 #if !CPX
@@ -935,6 +956,14 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
         || (nm == 1 && n <= 256 && (!contig || n < VL))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
+        // vec4's elements past whole vectors: the row's last vector (it
+        // overlaps the one before) with the lanes already summed cleared
+        // bitwise (a multiply by 0 would turn an inf into a nan), instead of
+        // a scalar chain per row ('ab->b' (24, 83680) T f32: 16 lanes and 8
+        // scalars a row, 0.57x numpy)
+        ep_dim_t rem = n % VL;
+        NT(ivec) keep;
+        for (int l = 0; l < VL; l++) keep[l] = (IT)(l >= VL - (int)rem ? -1 : 0);
         for (; r < R && (R >= 4 || vec4); r += 4) {
             // the last block ends at row R - 1, repeating up to three rows
             // just summed (in L1) instead of sending the rest one at a time
@@ -953,13 +982,16 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 const T *y1 = y + t1 * ay, *y2 = y + t2 * ay, *y3 = y + t3 * ay;
                 NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
                 ep_dim_t i = 0;
+#define NT_KEEP(v) ((NT(vec))((NT(ivec))(v) & keep))
                 if (nm == 1) {
                     for (; i + VL <= n; i += VL) {
                         v0 += NT_LD(x + i); v1 += NT_LD(x1 + i);
                         v2 += NT_LD(x2 + i); v3 += NT_LD(x3 + i);
                     }
-                    for (; i < n; i++) {
-                        a0 += x[i]; a1 += x1[i]; a2 += x2[i]; a3 += x3[i];
+                    if (rem) {
+                        ep_dim_t e = n - VL;
+                        v0 += NT_KEEP(NT_LD(x + e)); v1 += NT_KEEP(NT_LD(x1 + e));
+                        v2 += NT_KEEP(NT_LD(x2 + e)); v3 += NT_KEEP(NT_LD(x3 + e));
                     }
                 } else {
                     for (; i + VL <= n; i += VL) {
@@ -968,11 +1000,15 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                         v2 += NT_LD(x2 + i) * NT_LD(y2 + i);
                         v3 += NT_LD(x3 + i) * NT_LD(y3 + i);
                     }
-                    for (; i < n; i++) {
-                        a0 += x[i] * y[i]; a1 += x1[i] * y1[i];
-                        a2 += x2[i] * y2[i]; a3 += x3[i] * y3[i];
+                    if (rem) {
+                        ep_dim_t e = n - VL;
+                        v0 += NT_KEEP(NT_LD(x + e) * NT_LD(y + e));
+                        v1 += NT_KEEP(NT_LD(x1 + e) * NT_LD(y1 + e));
+                        v2 += NT_KEEP(NT_LD(x2 + e) * NT_LD(y2 + e));
+                        v3 += NT_KEEP(NT_LD(x3 + e) * NT_LD(y3 + e));
                     }
                 }
+#undef NT_KEEP
                 a0 += NT(hsum)(v0, 1, 0); a1 += NT(hsum)(v1, 1, 0);
                 a2 += NT(hsum)(v2, 1, 0); a3 += NT(hsum)(v3, 1, 0);
             } else if (wv >= 0) {
@@ -1071,20 +1107,21 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];
         T res[2] = {0, 0};
 #if !CPX
-        if (contig && nm == 2 && n < 4 * VL) {
-            // a short dot: scalar, two accumulators
-            const T *x = q[0], *y = q[1];
-            T a0 = 0, a1 = 0;
+        if (contig && nm <= 2 && n < 4 * VL) {
+            // a short sum or dot: whole vectors, then two scalar
+            // accumulators ('ab->b' (24, 83680) T f32, rows of 24 in 24
+            // scalar adds: 0.57x numpy)
+            const T *x = q[0], *y = q[nm - 1];
+            NT(vec) v = {0};
             ep_dim_t i = 0;
-            for (; i + 1 < n; i += 2) { a0 += x[i] * y[i]; a1 += x[i + 1] * y[i + 1]; }
-            if (i < n) a0 += x[i] * y[i];
-            res[0] = a0 + a1;
-        } else if (contig && nm == 1 && n < 4 * VL) {
-            const T *x = q[0];
-            T a0 = 0, a1 = 0;
-            ep_dim_t i = 0;
-            for (; i + 1 < n; i += 2) { a0 += x[i]; a1 += x[i + 1]; }
-            if (i < n) a0 += x[i];
+            for (; i + VL <= n; i += VL)
+                v += nm == 2 ? NT_LD(x + i) * NT_LD(y + i) : NT_LD(x + i);
+            T a0 = i ? NT(hsum)(v, 1, 0) : 0, a1 = 0;
+            for (; i + 1 < n; i += 2) {
+                a0 += nm == 2 ? x[i] * y[i] : x[i];
+                a1 += nm == 2 ? x[i + 1] * y[i + 1] : x[i + 1];
+            }
+            if (i < n) a0 += nm == 2 ? x[i] * y[i] : x[i];
             res[0] = a0 + a1;
         } else
 #endif
@@ -1741,6 +1778,10 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_PAIR_RE
 #undef NT_PAIR_IM
 #undef NT_REV
+#undef NT_SW8
+#undef NT_SW4
+#undef NT_SW2
+#undef NT_SW1
 #undef NT_EVEN
 #undef NT_ODDREV
 #undef NT_PODDREV

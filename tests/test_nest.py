@@ -799,6 +799,32 @@ def test_long_rows_dotted_with_one_vector_four_at_a_time(isa, dtype, one_thread)
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_four_at_a_time_finish_with_the_overlapping_vector(isa, dtype, one_thread):
+    """Rows of a vector to 512 bytes summed four at a time ('ab->b' with b
+    the unit stride): the elements past whole vectors come from the row's
+    last vector, the lanes already summed cleared -- an inf in the overlap
+    stays an inf (a multiply by 0 would make it a nan) -- for sums and
+    dots, every row count around a multiple of four."""
+    rng = np.random.default_rng(43)
+    for n in (17, 24, 33, 40, 47, 100):
+        for R in (4, 6, 13):
+            A = _rand(rng, (R, n), dtype)
+            B = _rand(rng, (R, n), dtype)
+            A[1, n // 2] = np.inf
+            A[R - 1, n - 9] = -np.inf
+            C = np.abs(B)          # keeps the infinities' signs
+            for nin, ins, want, loops in (
+                    (1, (A,), A.sum(1), [(R, n, 1), (n, 1, 0)]),
+                    (2, (A, C), (A * C).sum(1), [(R, n, n, 1), (n, 1, 1, 0)])):
+                o = np.full(R, np.nan, dtype)
+                _native.prepare_nest(dtype, nin, loops)(ins, o, isa=isa)
+                assert np.isposinf(o[1]) and np.isneginf(o[R - 1]), (n, R, o)
+                fin = np.isfinite(want)
+                _close(o[fin], want[fin], dtype, n)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_short_rows_end_to_end_dotted_four_at_a_time(isa, dtype, one_thread):
     """Rows of four vectors or more, end to end in memory ('bij,bj->bi' with
     j = 256), dotted with the shared vector four at a time: every row count
