@@ -759,6 +759,19 @@ def test_fewer_than_four_short_rows_summed(isa, dtype, one_thread):
             _close(s, A[:, :n].sum(), dtype, R * n)
 
 
+def _check_rows_dotted(dtype, loops, ins, want, isa):
+    """The rows of a two-loop dot-form GEMV nest (R rows of n) each into its
+    own output element, nothing past the last written, and all into one."""
+    (R, *_), (n, *_) = loops
+    o = np.full(R + 1, np.nan, dtype)
+    _native.prepare_nest(dtype, 2, loops)(ins, o[:R], isa=isa)
+    _close(o[:R], want, dtype, n)
+    assert np.isnan(o[R])
+    s = np.full((), np.nan, dtype)
+    _native.prepare_nest(dtype, 2, [(lp[0], *lp[1:3], 0) for lp in loops])(ins, s, isa=isa)
+    _close(s, want.sum(), dtype, R * n)
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_long_rows_dotted_with_one_vector_four_at_a_time(isa, dtype, one_thread):
@@ -777,20 +790,13 @@ def test_long_rows_dotted_with_one_vector_four_at_a_time(isa, dtype, one_thread)
             c = _rand(rng, (R,), dtype)
             want = A[:, :n] @ w
             for first_w in (False, True):
-                o = np.full(R + 1, np.nan, dtype)
                 if first_w:
                     loops = [(R, 0, n + 5, 1), (n, 1, 1, 0)]
                     ins = (w, A)
                 else:
                     loops = [(R, n + 5, 0, 1), (n, 1, 1, 0)]
                     ins = (A, w)
-                _native.prepare_nest(dtype, 2, loops)(ins, o[:R], isa=isa)
-                _close(o[:R], want, dtype, n)
-                assert np.isnan(o[R])
-                s = np.full((), np.nan, dtype)
-                _native.prepare_nest(dtype, 2, [(lp[0], *lp[1:3], 0) for lp in loops])(
-                    ins, s, isa=isa)
-                _close(s, want.sum(), dtype, R * n)
+                _check_rows_dotted(dtype, loops, ins, want, isa)
             o = np.full(R, np.nan, dtype)
             _native.prepare_nest(dtype, 3, [(R, n + 5, 0, 1, 1), (n, 1, 1, 0, 0)])(
                 (A, w, c), o, isa=isa)
@@ -838,14 +844,7 @@ def test_short_rows_end_to_end_dotted_four_at_a_time(isa, dtype, one_thread):
             want = A @ w
             for loops, ins in (([(R, n, 0, 1), (n, 1, 1, 0)], (A, w)),
                                ([(R, 0, n, 1), (n, 1, 1, 0)], (w, A))):
-                o = np.full(R + 1, np.nan, dtype)
-                _native.prepare_nest(dtype, 2, loops)(ins, o[:R], isa=isa)
-                _close(o[:R], want, dtype, n)
-                assert np.isnan(o[R])
-                s = np.full((), np.nan, dtype)
-                _native.prepare_nest(dtype, 2, [(lp[0], *lp[1:3], 0) for lp in loops])(
-                    ins, s, isa=isa)
-                _close(s, want.sum(), dtype, R * n)
+                _check_rows_dotted(dtype, loops, ins, want, isa)
 
 
 @pytest.mark.parametrize("isa", ISAS)
