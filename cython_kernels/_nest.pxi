@@ -24,6 +24,7 @@ cdef extern from "ep_nest.h" nogil:
     ep_status_t ep_nest(const ep_nest_desc_t *d)
     ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void **ins, void *out, int isa)
     int ep_nest_threads(const ep_nest_desc_t *d)
+    int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
 
 # A nest of fewer element visits runs holding the GIL: releasing and taking it
 # back costs about what such a call computes.
@@ -147,6 +148,10 @@ cdef class NestCall:
     def threads(self):
         """The threads a call runs with now (the plan's cap, the library's setting)."""
         return ep_nest_threads(&self.d)
+
+    def row_isa(self):
+        """The kernel set whose row kernels a call runs with now."""
+        return ISA_NAMES[ep_nest_row_isa(&self.d, -1)]
 
 
 cdef class NestRunner:

@@ -36,6 +36,25 @@ static const ep_rows_t *ep_rows_for(int isa, int dtype)
     return &ep_nest_rows_generic[dtype];
 }
 
+int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
+{
+    if (isa < 0) isa = ep_isa();
+#ifdef EP_NEST_X86
+    // A complex row of half a 512-bit vector or more but less than one
+    // (complex64 4-7 elements, complex128 2-3) runs in the AVX2 kernels,
+    // which hold it in a 256-bit vector and an overlapping last one where
+    // the AVX-512 ones keep it in scalars: 1 thread, rows of 5 c64,
+    // 'ab,a->b' 0.54x -> 1.9x numpy, 'ab,ab->b' 1.2x -> 4.3x, 'ab->b' 1.6x
+    // -> 3.2x; rows of 4 'ab,a->b' 0.11x -> 1.04x
+    ep_dim_t n = d->ndim > 0 ? d->extent[d->ndim - 1] : 1;
+    if (isa == EP_ISA_AVX512 && d->short_loop == 0 &&
+        ((d->dtype == EP_NEST_C64 && n >= 4 && n <= 7) ||
+         (d->dtype == EP_NEST_C128 && n >= 2 && n <= 3)))
+        return EP_ISA_AVX2;
+#endif
+    return isa;
+}
+
 // ------------------------------------------------------------ scalars
 // a product or sum of elements held as double[2] (re, im), in the dtype's
 // own precision
@@ -363,7 +382,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->dt = d->dtype;
     c->nin = d->nin;
     c->es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
-    c->rows = ep_rows_for(isa < 0 ? ep_isa() : isa, d->dtype);
+    c->rows = ep_rows_for(ep_nest_row_isa(d, isa), d->dtype);
     c->inner = d->ndim - 1;
     for (int j = 0; j < d->nin; j++) {
         ep_inc_t s = c->inner >= 0 ? d->stride[j][c->inner] : 0;
@@ -372,18 +391,6 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     }
     c->so = c->inner >= 0 ? d->stride[d->nin][c->inner] : 0;
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
-#ifdef EP_NEST_X86
-    // A complex row of half a 512-bit vector or more but less than one
-    // (complex64 4-7 elements, complex128 2-3) runs in the AVX2 kernels,
-    // which hold it in a 256-bit vector and an overlapping last one where
-    // the AVX-512 ones keep it in scalars: 1 thread, rows of 5 c64,
-    // 'ab,a->b' 0.54x -> 1.9x numpy, 'ab,ab->b' 1.2x -> 4.3x, 'ab->b' 1.6x
-    // -> 3.2x; rows of 4 'ab,a->b' 0.11x -> 1.04x)
-    if (c->rows == &ep_nest_rows_avx512[d->dtype] && d->short_loop == 0 &&
-        ((d->dtype == EP_NEST_C64 && c->row_n >= 4 && c->row_n <= 7) ||
-         (d->dtype == EP_NEST_C128 && c->row_n >= 2 && c->row_n <= 3)))
-        c->rows = &ep_nest_rows_avx2[d->dtype];
-#endif
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->dtype >= EP_NEST_C64 &&
         d->tile <= 0 && c->split < c->inner - 2) {

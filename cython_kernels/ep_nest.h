@@ -61,4 +61,8 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
 // The threads ep_nest runs d with (its cap, the library's setting, OpenMP).
 int ep_nest_threads(const ep_nest_desc_t *d);
 
+// The kernel set whose row kernels run d under kernel set isa (-1: the one
+// in use): a row that fills less than one vector of it may run narrower.
+int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
+
 #endif

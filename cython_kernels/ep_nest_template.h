@@ -961,9 +961,9 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         // bitwise (a multiply by 0 would turn an inf into a nan), instead of
         // a scalar chain per row ('ab->b' (24, 83680) T f32: 16 lanes and 8
         // scalars a row, 0.57x numpy)
-        ep_dim_t rem = n % VL;
-        NT(ivec) keep;
-        for (int l = 0; l < VL; l++) keep[l] = (IT)(l >= VL - (int)rem ? -1 : 0);
+        ep_dim_t rem = vec4 ? n % VL : 0;
+        NT(ivec) keep = {0};
+        for (int l = VL - (int)rem; rem && l < VL; l++) keep[l] = (IT)-1;
         for (; r < R && (R >= 4 || vec4); r += 4) {
             // the last block ends at row R - 1, repeating up to three rows
             // just summed (in L1) instead of sending the rest one at a time

@@ -1064,6 +1064,19 @@ def _plan(subscripts, *ops):
     return make_plan(spec, describe_operands(arrays))
 
 
+def test_short_complex_rows_run_and_explain_the_avx2_row_kernels(use_isa):
+    """Under the AVX-512 kernel set, complex rows of half a vector to one
+    (5 complex64) run in the AVX2 row kernels, and explain names the set
+    that runs; a longer row stays on AVX-512."""
+    if "avx512" not in _native.available_isas():
+        pytest.skip(reason="the AVX-512 kernel set needs an AVX-512 CPU")
+    use_isa("avx512")
+    a = np.ones((1000, 5), np.complex64)
+    assert einplan.explain("ab,a->b", a, a[:, 0]).to_dict()["steps"][0]["kernel"]["isa"] == "avx2"
+    b = np.ones((1000, 9), np.complex64)
+    assert einplan.explain("ab,a->b", b, b[:, 0]).to_dict()["steps"][0]["kernel"]["isa"] == "avx512"
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_complex_rows_summed_into_one_row(isa, dtype, one_thread):

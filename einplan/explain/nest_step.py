@@ -50,8 +50,10 @@ def build(ctx, i, step) -> Step:
                f"'{ctx.d(step.loops[-2].labels)}' streams" if step.ctile else "")
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread")
             + (f" ({step.why})" if step.why else ""))
-    kernel = Kernel("nest", _native.isa(),
-                    threads=threads, parallel_loop=split if threads > 1 else "none")
+    # the row kernels' set: a short complex row may run narrower than the set in use
+    isa = step.native.row_isa() if step.native is not None else _native.isa()
+    kernel = Kernel("nest", isa, threads=threads,
+                    parallel_loop=split if threads > 1 else "none")
     nest = NestDesc(step.engine, loops, step.row,
                     ctx.d(row.labels) if row is not None else None, step.tile, step.block,
                     split, threads,
