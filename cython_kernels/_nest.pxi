@@ -25,6 +25,8 @@ cdef extern from "ep_nest.h" nogil:
     ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void **ins, void *out, int isa)
     int ep_nest_threads(const ep_nest_desc_t *d)
     int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
+    int ep_nest_streams(const ep_nest_desc_t *d)
+    int ep_stream_report(double *gbs_one, double *gbs_four)
 
 # A nest of fewer element visits runs holding the GIL: releasing and taking it
 # back costs about what such a call computes.
@@ -152,6 +154,23 @@ cdef class NestCall:
     def row_isa(self):
         """The kernel set whose row kernels a call runs with now."""
         return ISA_NAMES[ep_nest_row_isa(&self.d, -1)]
+
+    def streams(self):
+        """Whether its row sums read an operand from beyond L3, in the row
+        order stream_order() reports."""
+        return bool(ep_nest_streams(&self.d))
+
+
+_STREAM_STATES = {0: "four", 1: "one", 2: "measuring"}
+
+
+def stream_order():
+    """(order, GB/s one row at a time, GB/s four rows at a time) of the row
+    sums that read beyond L3: 'one' or 'four' once measured (or fixed by
+    EINPLAN_STREAM_ROWS), 'measuring' before; the rates measured so far."""
+    cdef double one = 0, four = 0
+    cdef int st = ep_stream_report(&one, &four)
+    return _STREAM_STATES.get(st, "measuring"), one, four
 
 
 cdef class NestRunner:

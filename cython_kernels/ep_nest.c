@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "ep_api.h"
 #include "ep_copy.h"
 #include "ep_nest.h"
@@ -118,6 +119,94 @@ static inline void ep_put(int dt, void *p, ep_val_t v)
     }
 }
 
+// ------------------------------------------------------------ stream order
+// Row sums and a GEMV's dot rows that read an operand from beyond L3 run
+// four rows at a time (four interleaved streams: on an Intel Xeon 'bij,bj->bi'
+// 256^3 f32 reads 28 GB/s so, 20 one row at a time) or one row after
+// another (memory order: an AMD Zen 4 reads rows of 128-512 f32 at 9-12
+// GB/s four at a time, 28-31 one at a time).  Which order a core prefers is
+// measured on the calls themselves: until each order has read L3's size,
+// calls alternate between the two, timed, then the faster stays (by 5%, or
+// four rows).  Both orders sum each row the same way, so results do not
+// depend on the choice.  EINPLAN_STREAM_ROWS=1 or 4 fixes it.
+static int ep_stream_state = -1;          // EP_STREAM_*, -1: not yet read
+static int64_t ep_stream_ns[2], ep_stream_bytes[2];
+static uint64_t ep_stream_calls;
+
+int64_t ep_stream_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int ep_stream_order(void)
+{
+    int st = __atomic_load_n(&ep_stream_state, __ATOMIC_ACQUIRE);
+    if (st >= 0) return st;
+    const char *e = getenv("EINPLAN_STREAM_ROWS");
+    int want = e && e[0] == '1' && !e[1] ? EP_STREAM_ONE
+             : e && e[0] == '4' && !e[1] ? EP_STREAM_FOUR : EP_STREAM_MEASURING;
+    int expect = -1;
+    __atomic_compare_exchange_n(&ep_stream_state, &expect, want, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ep_stream_state, __ATOMIC_ACQUIRE);
+}
+
+int ep_stream_next(void)
+{
+    return (int)(__atomic_fetch_add(&ep_stream_calls, 1, __ATOMIC_RELAXED) & 1);
+}
+
+void ep_stream_sample(int seq, int64_t bytes, int64_t ns)
+{
+    __atomic_fetch_add(&ep_stream_ns[seq], ns, __ATOMIC_RELAXED);
+    int64_t b = __atomic_add_fetch(&ep_stream_bytes[seq], bytes, __ATOMIC_RELAXED);
+    int64_t other = __atomic_load_n(&ep_stream_bytes[1 - seq], __ATOMIC_RELAXED);
+    ep_dim_t l1 = 0, l2 = 0, l3 = 0;
+    ep_cache_sizes(&l1, &l2, &l3);
+    if (b < (int64_t)l3 || other < (int64_t)l3) return;
+    double r1 = (double)ep_stream_bytes[1] / (double)(ep_stream_ns[1] + 1);
+    double r4 = (double)ep_stream_bytes[0] / (double)(ep_stream_ns[0] + 1);
+    int expect = EP_STREAM_MEASURING;
+    __atomic_compare_exchange_n(&ep_stream_state, &expect,
+                                r1 > 1.05 * r4 ? EP_STREAM_ONE : EP_STREAM_FOUR, 0,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+int ep_stream_report(double *gbs_one, double *gbs_four)
+{
+    int st = ep_stream_order();
+    *gbs_one = (double)ep_stream_bytes[1] / ((double)ep_stream_ns[1] + 1e-9);
+    *gbs_four = (double)ep_stream_bytes[0] / ((double)ep_stream_ns[0] + 1e-9);
+    return st;
+}
+
+// Whether d's rows stream (see above): real row sums of one or two moving
+// inputs, one of which spans more than L3.
+int ep_nest_streams(const ep_nest_desc_t *d)
+{
+    int inner = d->ndim - 1;
+    if (inner < 0 || d->dtype > EP_NEST_F64 || d->stride[d->nin][inner] != 0 ||
+        d->tile > 0 || d->short_loop)
+        return 0;
+    int nm = 0;
+    ep_dim_t l1 = 0, l2 = 0, l3 = 0, span_max = 0;
+    ep_cache_sizes(&l1, &l2, &l3);
+    for (int j = 0; j < d->nin; j++) {
+        if (d->stride[j][inner] == 0) continue;
+        nm++;
+        ep_dim_t span = 1;
+        for (int x = 0; x < d->ndim; x++) {
+            ep_inc_t s = d->stride[j][x];
+            span += (d->extent[x] - 1) * (s < 0 ? -s : s);
+        }
+        if (span > span_max) span_max = span;
+    }
+    ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8;
+    return nm >= 1 && nm <= 2 && l3 > 0 && span_max * es > l3;
+}
+
 // ------------------------------------------------------------ the nest
 typedef struct {
     const ep_nest_desc_t *d;
@@ -136,6 +225,8 @@ typedef struct {
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
     void *sbuf;                      // the small-edge kernel's or the tiles' copies of
                                      // strided inputs (this thread's)
+    int stream;                      // the row sums read an operand beyond L3: their
+                                     // rows' order is ep_stream_order's (-1: not so)
 } ep_nest_ctx_t;
 
 // The small-edge kernel over the loop at dpt (the rows; none when dpt is the
@@ -267,7 +358,7 @@ static void ep_tiles(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
             ep_dim_t n = jn;
             if (flat) { n = R * jn; R = 1; }
             if (c->so == 0)
-                c->rows->rows_sum(c->nm, p, s, n, rs, R, o, so0, f, c->nf, fp, fs);
+                c->rows->rows_sum(c->nm, p, s, n, rs, R, o, so0, f, c->nf, fp, fs, 0);
             else
                 c->rows->rows_prod(c->nm, p, s, n, rs, R, o, c->so, so0, f, c->nf, fp, fs);
             if (flat) R = n / jn;
@@ -322,8 +413,14 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         char *o = ptr[c->nin] + (i0 * so + r0 * c->so) * es;
         int f = first && (i0 == 0 || so != 0);
         ep_dim_t n = c->split == c->inner ? hi - lo : c->row_n;
-        if (c->so == 0)
-            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs);
+        if (c->so == 0 && c->stream == EP_STREAM_MEASURING) {
+            int seq = ep_stream_next();
+            int64_t t0 = ep_stream_clock();
+            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs, seq);
+            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * es, ep_stream_clock() - t0);
+        } else if (c->so == 0)
+            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs,
+                              c->stream == EP_STREAM_ONE);
         else
             c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, f, c->nf, fp,
                                fs);
@@ -390,6 +487,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
         else c->fx[c->nf++] = j;
     }
     c->so = c->inner >= 0 ? d->stride[d->nin][c->inner] : 0;
+    c->stream = ep_nest_streams(d) ? ep_stream_order() : -1;
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->dtype >= EP_NEST_C64 &&

@@ -12,7 +12,8 @@ typedef void (*ep_row_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, 
                                void *o, ep_inc_t so, const void *c, int first);
 typedef void (*ep_rows_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
                                const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
-                               int first, int nf, const void *const *f, const ep_inc_t *fs);
+                               int first, int nf, const void *const *f, const ep_inc_t *fs,
+                               int seq);
 typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
                                 const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
                                 ep_inc_t sor, int first, int nf, const void *const *f,

@@ -777,54 +777,117 @@ NT(dot4w)(const T *z, ep_inc_t sz, ep_inc_t az, const T *w, const int n, T *acc)
 
 NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
-                        int nf, const T *const *f, const ep_inc_t *fs);
+                        int nf, const T *const *f, const ep_inc_t *fs, int seq);
 
 #if !CPX
+// One row of rows_sum's four-row vector path (nm = 1: summed, 2: dotted)
+// alone, its lanes summed as that path sums each of its rows: the same bits.
+static inline __attribute__((always_inline)) NT_TGT T
+NT(vec_row)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t rem, NT(ivec) keep)
+{
+    NT(vec) v = {0};
+    ep_dim_t i = 0;
+    if (nm == 1) {
+        for (; i + VL <= n; i += VL) v += NT_LD(x + i);
+        if (rem) v += (NT(vec))((NT(ivec))NT_LD(x + n - VL) & keep);
+    } else {
+        for (; i + VL <= n; i += VL) v += NT_LD(x + i) * NT_LD(y + i);
+        if (rem) v += (NT(vec))((NT(ivec))(NT_LD(x + n - VL) * NT_LD(y + n - VL)) & keep);
+    }
+    return NT(hsum)(v, 1, 0);
+}
+#endif
+
+#if !CPX
+// One row z of n dotted with w, summed blockwise as rows_dot4 sums each of
+// its four rows (the same operations in the same order: the same bits), the
+// row alone and read in memory order, a line ahead of its loads.
+static inline __attribute__((always_inline)) NT_TGT T NT(dot_row)(const T *z, const T *w,
+                                                                  ep_dim_t n)
+{
+    T lvl[64];
+    uint64_t cnt = 0;
+    for (ep_dim_t b = 0; b < n; b += NB) {
+        ep_dim_t e = n - b < NB ? n : b + NB;
+        NT(vec) u = {0}, v = {0};
+        ep_dim_t i = b;
+        for (; i + 2 * VL <= e; i += 2 * VL) {
+            for (int l = 0; l * 64 < (int)(2 * VL * sizeof(T)); l++)
+                __builtin_prefetch(z + i + (512 + 64 * l) / sizeof(T), 0, 3);
+            NT(vec) w0 = NT_LD(w + i), w1 = NT_LD(w + i + VL);
+            u += NT_LD(z + i) * w0; v += NT_LD(z + i + VL) * w1;
+        }
+        T t = NT(hsum)(u + v, 1, 0);
+        for (; i < e; i++) t += z[i] * w[i];
+        int k = 0;
+        for (; cnt >> k & 1; k++) t = lvl[k] + t;
+        lvl[k] = t;
+        cnt++;
+    }
+    T x = 0;
+    for (int k = 0; cnt >> k; k++)
+        if (cnt >> k & 1) x = lvl[k] + x;
+    return x;
+}
+
 // Long contiguous rows z (rows az apart) dotted with one vector w shared by
 // every row (a GEMV's dot form, '...ij,j->...i' with long j), four rows at
 // a time: four streams from memory at once and w's loads shared by them
 // (one row at a time reads 12-15 GB/s where OpenBLAS's sgemv reads 18-20 on
 // Zen 3).  Each row sums blockwise, NB elements a block, the blocks combined
-// pairwise as in row_sum.  Returns the rows done (a multiple of four).
+// pairwise as in row_sum.  seq: the four rows one after another instead
+// (dot_row, the same sums), for cores whose prefetchers follow one stream
+// in memory order better than four interleaved (see ep_nest_stream_order).
+// Returns the rows done (a multiple of four).
 NT_FN ep_dim_t NT(rows_dot4)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep_dim_t R,
                              T *o, ep_inc_t so, int first, int nf, const T *const *f,
-                             const ep_inc_t *fs)
+                             const ep_inc_t *fs, int seq)
 {
     ep_dim_t r = 0;
     for (; r + 4 <= R; r += 4) {
         const T *z0 = z + r * az, *z1 = z0 + az, *z2 = z1 + az, *z3 = z2 + az;
-        T lvl[4][64];
-        uint64_t cnt = 0;
-        for (ep_dim_t b = 0; b < n; b += NB) {
-            ep_dim_t e = n - b < NB ? n : b + NB;
-            NT(vec) u0 = {0}, u1 = {0}, u2 = {0}, u3 = {0};
-            NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
-            ep_dim_t i = b;
-            for (; i + 2 * VL <= e; i += 2 * VL) {
-                NT(vec) w0 = NT_LD(w + i), w1 = NT_LD(w + i + VL);
-                u0 += NT_LD(z0 + i) * w0; v0 += NT_LD(z0 + i + VL) * w1;
-                u1 += NT_LD(z1 + i) * w0; v1 += NT_LD(z1 + i + VL) * w1;
-                u2 += NT_LD(z2 + i) * w0; v2 += NT_LD(z2 + i + VL) * w1;
-                u3 += NT_LD(z3 + i) * w0; v3 += NT_LD(z3 + i + VL) * w1;
-            }
-            T t[4] = {NT(hsum)(u0 + v0, 1, 0), NT(hsum)(u1 + v1, 1, 0),
-                      NT(hsum)(u2 + v2, 1, 0), NT(hsum)(u3 + v3, 1, 0)};
-            for (; i < e; i++) {
-                t[0] += z0[i] * w[i]; t[1] += z1[i] * w[i];
-                t[2] += z2[i] * w[i]; t[3] += z3[i] * w[i];
+        T xs[4];
+        if (seq) {
+            xs[0] = NT(dot_row)(z0, w, n); xs[1] = NT(dot_row)(z1, w, n);
+            xs[2] = NT(dot_row)(z2, w, n); xs[3] = NT(dot_row)(z3, w, n);
+        } else {
+            T lvl[4][64];
+            uint64_t cnt = 0;
+            for (ep_dim_t b = 0; b < n; b += NB) {
+                ep_dim_t e = n - b < NB ? n : b + NB;
+                NT(vec) u0 = {0}, u1 = {0}, u2 = {0}, u3 = {0};
+                NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
+                ep_dim_t i = b;
+                for (; i + 2 * VL <= e; i += 2 * VL) {
+                    NT(vec) w0 = NT_LD(w + i), w1 = NT_LD(w + i + VL);
+                    u0 += NT_LD(z0 + i) * w0; v0 += NT_LD(z0 + i + VL) * w1;
+                    u1 += NT_LD(z1 + i) * w0; v1 += NT_LD(z1 + i + VL) * w1;
+                    u2 += NT_LD(z2 + i) * w0; v2 += NT_LD(z2 + i + VL) * w1;
+                    u3 += NT_LD(z3 + i) * w0; v3 += NT_LD(z3 + i + VL) * w1;
+                }
+                T t[4] = {NT(hsum)(u0 + v0, 1, 0), NT(hsum)(u1 + v1, 1, 0),
+                          NT(hsum)(u2 + v2, 1, 0), NT(hsum)(u3 + v3, 1, 0)};
+                for (; i < e; i++) {
+                    t[0] += z0[i] * w[i]; t[1] += z1[i] * w[i];
+                    t[2] += z2[i] * w[i]; t[3] += z3[i] * w[i];
+                }
+                for (int q = 0; q < 4; q++) {
+                    T x = t[q];
+                    int k = 0;
+                    for (; cnt >> k & 1; k++) x = lvl[q][k] + x;
+                    lvl[q][k] = x;
+                }
+                cnt++;
             }
             for (int q = 0; q < 4; q++) {
-                T x = t[q];
-                int k = 0;
-                for (; cnt >> k & 1; k++) x = lvl[q][k] + x;
-                lvl[q][k] = x;
+                T x = 0;
+                for (int k = 0; cnt >> k; k++)
+                    if (cnt >> k & 1) x = lvl[q][k] + x;
+                xs[q] = x;
             }
-            cnt++;
         }
         for (int q = 0; q < 4; q++) {
-            T x = 0;
-            for (int k = 0; cnt >> k; k++)
-                if (cnt >> k & 1) x = lvl[q][k] + x;
+            T x = xs[q];
             if (nf) {
                 T sc[2];
                 NT(scale)(nf, f, fs, r + q, sc);
@@ -845,7 +908,7 @@ NT_FN ep_dim_t NT(rows_dot4)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
 // frame: rows_sum is called per few rows and must not carry the buffer.
 __attribute__((noinline)) NT_FN int NT(rows_sum_gathered)(
     int v, const T *const *p, const ep_inc_t *s, ep_dim_t n, const ep_inc_t *rs, ep_dim_t R,
-    T *o, ep_inc_t so, int first, int nf, const T *const *f, const ep_inc_t *fs)
+    T *o, ep_inc_t so, int first, int nf, const T *const *f, const ep_inc_t *fs, int seq)
 {
     T sbuf[(1 + CPX) * NB];
     T *buf = n <= NB ? sbuf : ep_scratch((size_t)(1 + CPX) * n * sizeof(T));
@@ -856,7 +919,7 @@ __attribute__((noinline)) NT_FN int NT(rows_sum_gathered)(
     ep_inc_t ss[2] = {1, 1};
     pp[v] = buf;
     pp[1 - v] = p[1 - v];
-    NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first, nf, f, fs);
+    NT(rows_sum)(2, pp, ss, n, rs, R, o, so, first, nf, f, fs, seq);
     return 1;
 }
 
@@ -869,7 +932,7 @@ __attribute__((noinline)) NT_FN int NT(rows_sum_gathered)(
 // of the function; each case is a short loop of its own below.
 NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
-                        int nf, const T *const *f, const ep_inc_t *fs)
+                        int nf, const T *const *f, const ep_inc_t *fs, int seq)
 {
     const T *q[EP_NEST_MAXIN];
     int contig = 1;
@@ -896,7 +959,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         // the vector again element by element
         int v = rs[0] == 0 ? 0 : rs[1] == 0 ? 1 : -1;
         if (v >= 0 && s[1 - v] == 1 &&
-            NT(rows_sum_gathered)(v, p, s, n, rs, R, o, so, first, nf, f, fs))
+            NT(rows_sum_gathered)(v, p, s, n, rs, R, o, so, first, nf, f, fs, seq))
             return;
     }
     ep_dim_t r = 0;
@@ -983,7 +1046,13 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
                 ep_dim_t i = 0;
 #define NT_KEEP(v) ((NT(vec))((NT(ivec))(v) & keep))
-                if (nm == 1) {
+                if (seq) {
+                    // the four rows one after another, each summed as below
+                    a0 += NT(vec_row)(nm, x, y, n, rem, keep);
+                    a1 += NT(vec_row)(nm, x1, y1, n, rem, keep);
+                    a2 += NT(vec_row)(nm, x2, y2, n, rem, keep);
+                    a3 += NT(vec_row)(nm, x3, y3, n, rem, keep);
+                } else if (nm == 1) {
                     for (; i + VL <= n; i += VL) {
                         v0 += NT_LD(x + i); v1 += NT_LD(x1 + i);
                         v2 += NT_LD(x2 + i); v3 += NT_LD(x3 + i);
@@ -1009,8 +1078,10 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                     }
                 }
 #undef NT_KEEP
-                a0 += NT(hsum)(v0, 1, 0); a1 += NT(hsum)(v1, 1, 0);
-                a2 += NT(hsum)(v2, 1, 0); a3 += NT(hsum)(v3, 1, 0);
+                if (!seq) {
+                    a0 += NT(hsum)(v0, 1, 0); a1 += NT(hsum)(v1, 1, 0);
+                    a2 += NT(hsum)(v2, 1, 0); a3 += NT(hsum)(v3, 1, 0);
+                }
             } else if (wv >= 0) {
                 const T *z = wv ? x : y;
                 ep_inc_t sz = wv ? sx : sy, az = wv ? ax : ay;
@@ -1101,7 +1172,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     if (r == 0 && nm == 2 && contig && R >= 4 && (rs[0] == 0) != (rs[1] == 0)
         && (n * (ep_dim_t)sizeof(T) >= 4096 || (az == (ep_inc_t)n && n >= 4 * VL)))
         r = NT(rows_dot4)(p[rs[0] == 0 ? 1 : 0], az, p[rs[0] == 0 ? 0 : 1], n, R, o, so,
-                          first, nf, f, fs);
+                          first, nf, f, fs, seq);
 #endif
     for (; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];

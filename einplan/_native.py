@@ -211,6 +211,12 @@ def probe_ukr_gflops(isa_name, dtype=np.float32):
     return _require().probe_ukr_gflops(isa_name, dtype)
 
 
+def stream_order():
+    """(order, GB/s one row at a time, GB/s four at a time) of the nest's
+    row sums over operands beyond L3 (ep_nest.c measures it on those calls)."""
+    return _require().stream_order()
+
+
 def isa():
     """Name of the micro-kernel set in use ("avx512", "avx2" or "generic")."""
     return _require().isa()

@@ -1107,3 +1107,52 @@ def test_complex_rows_summed_into_one_row(isa, dtype, one_thread):
                     again = [(2,) + (0,) * (nin + 1)] + loops
                     _native.prepare_nest(dtype, nin, again)(ins, o, isa=isa)
                     _close(o, 2 * want, dtype, 2 * R)
+
+
+_STREAM_SCRIPT = r"""
+import hashlib, sys
+import numpy as np
+import einplan
+from einplan import _native
+l3 = _native.kernel_config()["caches"]["l3"]
+rng = np.random.default_rng(3)
+out = []
+for spec, n, k in (("ij,j->i", 128, 2), ("ij,j->i", 1024, 2), ("ij->i", 64, 1)):
+    rows = int(1.25 * l3) // (4 * n) + 3          # beyond L3, not a multiple of four
+    a = rng.standard_normal((rows, n), dtype=np.float32)
+    ops = (a, rng.standard_normal(n, dtype=np.float32))[:k]
+    for _ in range(3):
+        r = einplan.einsum(spec, *ops)
+    ref = np.einsum(spec, *(o.astype(np.float64) for o in ops))
+    assert np.allclose(r, ref, rtol=1e-4, atol=1e-3 * np.sqrt(n)), spec
+    out.append(hashlib.sha1(r.tobytes()).hexdigest())
+    if spec == "ij,j->i" and n == 128:
+        assert "rows from beyond L3 read" in str(einplan.explain(spec, *ops))
+order, one, four = _native.stream_order()
+print(" ".join(out), order, one > 0, four > 0)
+"""
+
+
+def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
+    """Row sums and a GEMV's dot rows that read an operand beyond L3 run four
+    rows at a time or one after another, whichever this core reads faster
+    (an AMD Zen 4 reads rows of 128 f32 at 10 GB/s four at a time, 28 one at a
+    time; a Xeon prefers four): the first such calls alternate the orders,
+    timed, then the faster stays.  Both sum each row the same way, so the
+    results are the same bits whichever order runs; EINPLAN_STREAM_ROWS
+    fixes the order (dot rows of 128 and 1024, the four-row vector path and
+    rows_dot4, and sums of rows of 64)."""
+    import os
+    import subprocess
+    import sys
+    res = {}
+    for order in ("", "1", "4"):
+        env = dict(os.environ, EINPLAN_STREAM_ROWS=order)
+        p = subprocess.run([sys.executable, "-c", _STREAM_SCRIPT], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        res[order] = p.stdout.split()
+    assert res["1"][:3] == res["4"][:3] == res[""][:3], res
+    assert res["1"][3] == "one" and res["4"][3] == "four", res
+    # measured: both orders timed and one of them chosen
+    assert res[""][3] in ("one", "four") and res[""][4:] == ["True", "True"], res

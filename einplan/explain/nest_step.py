@@ -48,6 +48,7 @@ def build(ctx, i, step) -> Step:
             + (f", register-tile kernel: output tiles of '{ctx.d(step.loops[-3].labels)}' x "
                f"'{ctx.d(step.loops[-1].labels)}' (vectorised) held in registers while "
                f"'{ctx.d(step.loops[-2].labels)}' streams" if step.ctile else "")
+            + _stream_text(step)
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread")
             + (f" ({step.why})" if step.why else ""))
     # the row kernels' set: a short complex row may run narrower than the set in use
@@ -63,6 +64,19 @@ def build(ctx, i, step) -> Step:
                 b=ins[1] if len(ins) > 1 else None, inputs=ins, c=ctx.slot(step.dst),
                 roles=_role_rows(ctx, step), kernel=kernel, nest=nest,
                 cost=ctx.cost(pred, threads))
+
+
+def _stream_text(step) -> str:
+    """The order the row kernel reads rows from beyond L3 in (ep_nest.c
+    measures the core's faster order on the first such calls)."""
+    if step.native is None or not step.native.streams():
+        return ""
+    order, one, four = _native.stream_order()
+    how = {"one": "one after another", "four": "four at a time"}.get(
+        order, "alternately one after another and four at a time, until the faster is measured")
+    rates = (f" (measured {one:.1f} GB/s one after another, {four:.1f} four at a time)"
+             if one > 0 and four > 0 else "")
+    return f", rows from beyond L3 read {how}{rates}"
 
 
 def _role_rows(ctx, step) -> tuple:
