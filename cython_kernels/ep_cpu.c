@@ -90,10 +90,22 @@ void ep_cache_sizes_reported(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
 // decision counts on is at most that per online CPU.
 #define EP_L3_PER_CPU_MAX ((ep_dim_t)16 << 20)
 
+// Read once per process (sysfs costs about 200 us a read; nest calls ask
+// per call): a race between threads reads the same values twice.
 void ep_cache_sizes(ep_dim_t *l1d, ep_dim_t *l2, ep_dim_t *l3)
 {
-    ep_cache_sizes_reported(l1d, l2, l3);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    ep_dim_t cap = EP_L3_PER_CPU_MAX * (ncpu > 0 ? ncpu : 1);
-    if (*l3 > cap) *l3 = cap;
+    static ep_dim_t sizes[3];
+    static int ready;
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+        ep_dim_t v[3];
+        ep_cache_sizes_reported(&v[0], &v[1], &v[2]);
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        ep_dim_t cap = EP_L3_PER_CPU_MAX * (ncpu > 0 ? ncpu : 1);
+        if (v[2] > cap) v[2] = cap;
+        for (int i = 0; i < 3; i++) __atomic_store_n(&sizes[i], v[i], __ATOMIC_RELAXED);
+        __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+    }
+    *l1d = __atomic_load_n(&sizes[0], __ATOMIC_RELAXED);
+    *l2 = __atomic_load_n(&sizes[1], __ATOMIC_RELAXED);
+    *l3 = __atomic_load_n(&sizes[2], __ATOMIC_RELAXED);
 }
