@@ -182,19 +182,25 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
     return st;
 }
 
-// Whether d's rows stream (see above): real row sums of one or two moving
-// inputs, one of which spans more than L3.
+// Whether d's rows stream (see above): real row sums of one or two inputs
+// contiguous along the row, one of which spans more than L3, in the two
+// kernels whose order differs: rows up to 512 bytes, or dot rows up to a
+// page, end to end, against one vector shared by every row.
 int ep_nest_streams(const ep_nest_desc_t *d)
 {
     int inner = d->ndim - 1;
     if (inner < 0 || d->dtype > EP_NEST_F64 || d->stride[d->nin][inner] != 0 ||
         d->tile > 0 || d->short_loop)
         return 0;
-    int nm = 0;
+    ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8, bytes = d->extent[inner] * es;
+    int nm = 0, shared = 0, packed = 0;      // packed: rows end to end
     ep_dim_t l1 = 0, l2 = 0, l3 = 0, span_max = 0;
     ep_cache_sizes(&l1, &l2, &l3);
     for (int j = 0; j < d->nin; j++) {
         if (d->stride[j][inner] == 0) continue;
+        if (d->stride[j][inner] != 1) return 0;
+        if (inner > 0 && d->stride[j][inner - 1] == 0) shared++;
+        else if (inner > 0 && d->stride[j][inner - 1] == d->extent[inner]) packed++;
         nm++;
         ep_dim_t span = 1;
         for (int x = 0; x < d->ndim; x++) {
@@ -203,8 +209,9 @@ int ep_nest_streams(const ep_nest_desc_t *d)
         }
         if (span > span_max) span_max = span;
     }
-    ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8;
-    return nm >= 1 && nm <= 2 && l3 > 0 && span_max * es > l3;
+    return nm >= 1 && nm <= 2 && l3 > 0 && span_max * es > l3 &&
+           (bytes <= 512 || (nm == 2 && shared == 1 && bytes <= 4096 &&
+                             (packed == 1 || bytes == 4096)));
 }
 
 // ------------------------------------------------------------ the nest
