@@ -420,15 +420,15 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         char *o = ptr[c->nin] + (i0 * so + r0 * c->so) * es;
         int f = first && (i0 == 0 || so != 0);
         ep_dim_t n = c->split == c->inner ? hi - lo : c->row_n;
-        if (c->so == 0 && c->stream == EP_STREAM_MEASURING) {
-            int seq = ep_stream_next();
-            int64_t t0 = ep_stream_clock();
+        if (c->so == 0) {
+            // while the row order is measured, calls alternate the two, timed
+            int measure = c->stream == EP_STREAM_MEASURING;
+            int seq = measure ? ep_stream_next() : c->stream == EP_STREAM_ONE;
+            int64_t t0 = measure ? ep_stream_clock() : 0;
             c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs, seq);
-            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * es, ep_stream_clock() - t0);
-        } else if (c->so == 0)
-            c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs,
-                              c->stream == EP_STREAM_ONE);
-        else
+            if (measure)
+                ep_stream_sample(seq, (int64_t)(i1 - i0) * n * es, ep_stream_clock() - t0);
+        } else
             c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, f, c->nf, fp,
                                fs);
         return;

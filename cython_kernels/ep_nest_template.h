@@ -321,6 +321,27 @@ static NT_TGT T NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, ep_
 }
 #undef NT_FUSED_Y
 
+// Partial sums combined pairwise: a binary counter of levels, level k
+// holding the sum of 2^k partial sums, so the error grows with log(count)
+// (the real counterpart of NT(pairs)).
+typedef struct { T l[64]; uint64_t cnt; } NT(sums);
+
+static inline __attribute__((always_inline)) NT_TGT void NT(sums_add)(NT(sums) *ps, T v)
+{
+    int k = 0;
+    for (; ps->cnt >> k & 1; k++) v = ps->l[k] + v;
+    ps->l[k] = v;
+    ps->cnt++;
+}
+
+static inline __attribute__((always_inline)) NT_TGT T NT(sums_total)(const NT(sums) *ps)
+{
+    T r = 0;
+    for (int k = 0; ps->cnt >> k; k++)
+        if (ps->cnt >> k & 1) r = ps->l[k] + r;
+    return r;
+}
+
 // row_sum past one block (or gathered): blocks combined pairwise; its
 // buffers (16 KB of stack) kept out of row_sum's own frame, which short rows
 // take thousands of times per call
@@ -331,8 +352,9 @@ __attribute__((noinline)) NT_FN void NT(row_sum_blocks)(int nm, const T *const *
     // one or two inputs strided by +-1 or +-2: the fused loads, in blocks
     int fused = gath && nm <= 2;
     ep_dim_t bl = gath && !fused ? NT_CH : NB;
-    T lvl[64], buf[EP_NEST_MAXIN][NT_CH];
-    uint64_t cnt = 0;
+    T buf[EP_NEST_MAXIN][NT_CH];
+    NT(sums) ps;                   // its levels are written before they are read
+    ps.cnt = 0;
     const T *q[EP_NEST_MAXIN];
     for (ep_dim_t b = 0; b < n; b += bl) {
         ep_dim_t len = n - b < bl ? n - b : bl;
@@ -345,15 +367,9 @@ __attribute__((noinline)) NT_FN void NT(row_sum_blocks)(int nm, const T *const *
         }
         T v = fused ? NT(blk_fused_s)(nm, q[0], s[0], q[nm - 1], s[nm - 1], len)
             : contig || gath ? NT(blk_contig)(nm, q, len) : NT(blk_strided)(nm, q, s, len);
-        int k = 0;
-        for (; cnt >> k & 1; k++) v = lvl[k] + v;
-        lvl[k] = v;
-        cnt++;
+        NT(sums_add)(&ps, v);
     }
-    T r = 0;
-    for (int k = 0; cnt >> k; k++)
-        if (cnt >> k & 1) r = lvl[k] + r;
-    res[0] = r;
+    res[0] = NT(sums_total)(&ps);
 }
 
 NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
@@ -782,6 +798,11 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 #if !CPX
 // One row of rows_sum's four-row vector path (nm = 1: summed, 2: dotted)
 // alone, its lanes summed as that path sums each of its rows: the same bits.
+static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(kept)(NT(vec) v, NT(ivec) keep)
+{
+    return (NT(vec))((NT(ivec))v & keep);     // lanes outside keep cleared bitwise
+}
+
 static inline __attribute__((always_inline)) NT_TGT T
 NT(vec_row)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t rem, NT(ivec) keep)
 {
@@ -789,10 +810,10 @@ NT(vec_row)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t rem, NT(ivec) k
     ep_dim_t i = 0;
     if (nm == 1) {
         for (; i + VL <= n; i += VL) v += NT_LD(x + i);
-        if (rem) v += (NT(vec))((NT(ivec))NT_LD(x + n - VL) & keep);
+        if (rem) v += NT(kept)(NT_LD(x + n - VL), keep);
     } else {
         for (; i + VL <= n; i += VL) v += NT_LD(x + i) * NT_LD(y + i);
-        if (rem) v += (NT(vec))((NT(ivec))(NT_LD(x + n - VL) * NT_LD(y + n - VL)) & keep);
+        if (rem) v += NT(kept)(NT_LD(x + n - VL) * NT_LD(y + n - VL), keep);
     }
     return NT(hsum)(v, 1, 0);
 }
@@ -806,8 +827,8 @@ NT(vec_row)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t rem, NT(ivec) k
 static inline __attribute__((always_inline)) NT_TGT T NT(dot_row)(const T *z, const T *w,
                                                                   ep_dim_t n)
 {
-    T lvl[64];
-    uint64_t cnt = 0;
+    NT(sums) ps;
+    ps.cnt = 0;
     for (ep_dim_t b = 0; b < n; b += NB) {
         ep_dim_t e = n - b < NB ? n : b + NB;
         NT(vec) u = {0}, v = {0};
@@ -818,15 +839,9 @@ static inline __attribute__((always_inline)) NT_TGT T NT(dot_row)(const T *z, co
         }
         T t = NT(hsum)(u + v, 1, 0);
         for (; i < e; i++) t += z[i] * w[i];
-        int k = 0;
-        for (; cnt >> k & 1; k++) t = lvl[k] + t;
-        lvl[k] = t;
-        cnt++;
+        NT(sums_add)(&ps, t);
     }
-    T x = 0;
-    for (int k = 0; cnt >> k; k++)
-        if (cnt >> k & 1) x = lvl[k] + x;
-    return x;
+    return NT(sums_total)(&ps);
 }
 
 // Long contiguous rows z (rows az apart) dotted with one vector w shared by
@@ -850,8 +865,8 @@ NT_FN ep_dim_t NT(rows_dot4)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
             xs[0] = NT(dot_row)(z0, w, n); xs[1] = NT(dot_row)(z1, w, n);
             xs[2] = NT(dot_row)(z2, w, n); xs[3] = NT(dot_row)(z3, w, n);
         } else {
-            T lvl[4][64];
-            uint64_t cnt = 0;
+            NT(sums) ps[4];
+            for (int q = 0; q < 4; q++) ps[q].cnt = 0;
             for (ep_dim_t b = 0; b < n; b += NB) {
                 ep_dim_t e = n - b < NB ? n : b + NB;
                 NT(vec) u0 = {0}, u1 = {0}, u2 = {0}, u3 = {0};
@@ -870,20 +885,9 @@ NT_FN ep_dim_t NT(rows_dot4)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
                     t[0] += z0[i] * w[i]; t[1] += z1[i] * w[i];
                     t[2] += z2[i] * w[i]; t[3] += z3[i] * w[i];
                 }
-                for (int q = 0; q < 4; q++) {
-                    T x = t[q];
-                    int k = 0;
-                    for (; cnt >> k & 1; k++) x = lvl[q][k] + x;
-                    lvl[q][k] = x;
-                }
-                cnt++;
+                for (int q = 0; q < 4; q++) NT(sums_add)(&ps[q], t[q]);
             }
-            for (int q = 0; q < 4; q++) {
-                T x = 0;
-                for (int k = 0; cnt >> k; k++)
-                    if (cnt >> k & 1) x = lvl[q][k] + x;
-                xs[q] = x;
-            }
+            for (int q = 0; q < 4; q++) xs[q] = NT(sums_total)(&ps[q]);
         }
         for (int q = 0; q < 4; q++) {
             T x = xs[q];
@@ -1044,7 +1048,6 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 const T *y1 = y + t1 * ay, *y2 = y + t2 * ay, *y3 = y + t3 * ay;
                 NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
                 ep_dim_t i = 0;
-#define NT_KEEP(v) ((NT(vec))((NT(ivec))(v) & keep))
                 if (seq) {
                     // the four rows one after another, each summed as below
                     a0 += NT(vec_row)(nm, x, y, n, rem, keep);
@@ -1058,8 +1061,10 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                     }
                     if (rem) {
                         ep_dim_t e = n - VL;
-                        v0 += NT_KEEP(NT_LD(x + e)); v1 += NT_KEEP(NT_LD(x1 + e));
-                        v2 += NT_KEEP(NT_LD(x2 + e)); v3 += NT_KEEP(NT_LD(x3 + e));
+                        v0 += NT(kept)(NT_LD(x + e), keep);
+                        v1 += NT(kept)(NT_LD(x1 + e), keep);
+                        v2 += NT(kept)(NT_LD(x2 + e), keep);
+                        v3 += NT(kept)(NT_LD(x3 + e), keep);
                     }
                 } else {
                     for (; i + VL <= n; i += VL) {
@@ -1070,13 +1075,12 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                     }
                     if (rem) {
                         ep_dim_t e = n - VL;
-                        v0 += NT_KEEP(NT_LD(x + e) * NT_LD(y + e));
-                        v1 += NT_KEEP(NT_LD(x1 + e) * NT_LD(y1 + e));
-                        v2 += NT_KEEP(NT_LD(x2 + e) * NT_LD(y2 + e));
-                        v3 += NT_KEEP(NT_LD(x3 + e) * NT_LD(y3 + e));
+                        v0 += NT(kept)(NT_LD(x + e) * NT_LD(y + e), keep);
+                        v1 += NT(kept)(NT_LD(x1 + e) * NT_LD(y1 + e), keep);
+                        v2 += NT(kept)(NT_LD(x2 + e) * NT_LD(y2 + e), keep);
+                        v3 += NT(kept)(NT_LD(x3 + e) * NT_LD(y3 + e), keep);
                     }
                 }
-#undef NT_KEEP
                 if (!seq) {
                     a0 += NT(hsum)(v0, 1, 0); a1 += NT(hsum)(v1, 1, 0);
                     a2 += NT(hsum)(v2, 1, 0); a3 += NT(hsum)(v3, 1, 0);
