@@ -182,15 +182,20 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
     return st;
 }
 
-// Whether d's rows stream (see above): real row sums of one or two inputs
-// contiguous along the row, one of which spans more than L3, in the two
-// kernels whose order differs: rows up to 512 bytes, or dot rows up to a
-// page, end to end, against one vector shared by every row.
+// Whether d's rows stream (see above): real rows of one or two inputs
+// contiguous along the row, one of which spans more than L3, in the three
+// kernels whose order differs: row sums of up to 512 bytes, dot rows up to
+// a page, end to end, against one vector shared by every row, and long rows
+// up to a page summed into one output row ('ab->b' with b = 503).
 int ep_nest_streams(const ep_nest_desc_t *d)
 {
     int inner = d->ndim - 1;
-    if (inner < 0 || d->dtype > EP_NEST_F64 || d->stride[d->nin][inner] != 0 ||
-        d->tile > 0 || d->short_loop)
+    if (inner < 0 || d->dtype > EP_NEST_F64 || d->tile > 0 || d->short_loop)
+        return 0;
+    ep_inc_t so = d->stride[d->nin][inner];
+    // into one output row: its rows are the loop around the row, summed
+    int into_one = so == 1 && inner > 0 && d->stride[d->nin][inner - 1] == 0;
+    if (so != 0 && !into_one)
         return 0;
     ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8, bytes = d->extent[inner] * es;
     int nm = 0, shared = 0, packed = 0;      // packed: rows end to end
@@ -209,9 +214,12 @@ int ep_nest_streams(const ep_nest_desc_t *d)
         }
         if (span > span_max) span_max = span;
     }
-    return nm >= 1 && nm <= 2 && l3 > 0 && span_max * es > l3 &&
-           (bytes <= 512 || (nm == 2 && shared == 1 && bytes <= 4096 &&
-                             (packed == 1 || bytes == 4096)));
+    if (nm < 1 || nm > 2 || l3 <= 0 || span_max * es <= l3)
+        return 0;
+    if (into_one)   // longer than every kernel set holds in registers (axpy4)
+        return d->nin - nm <= 1 && bytes > 1088 && bytes <= 4096;
+    return bytes <= 512 || (nm == 2 && shared == 1 && bytes <= 4096 &&
+                            (packed == 1 || bytes == 4096));
 }
 
 // ------------------------------------------------------------ the nest
@@ -367,7 +375,7 @@ static void ep_tiles(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
             if (c->so == 0)
                 c->rows->rows_sum(c->nm, p, s, n, rs, R, o, so0, f, c->nf, fp, fs, 0);
             else
-                c->rows->rows_prod(c->nm, p, s, n, rs, R, o, c->so, so0, f, c->nf, fp, fs);
+                c->rows->rows_prod(c->nm, p, s, n, rs, R, o, c->so, so0, f, c->nf, fp, fs, 0);
             if (flat) R = n / jn;
         }
     }
@@ -420,17 +428,17 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         char *o = ptr[c->nin] + (i0 * so + r0 * c->so) * es;
         int f = first && (i0 == 0 || so != 0);
         ep_dim_t n = c->split == c->inner ? hi - lo : c->row_n;
-        if (c->so == 0) {
-            // while the row order is measured, calls alternate the two, timed
-            int measure = c->stream == EP_STREAM_MEASURING;
-            int seq = measure ? ep_stream_next() : c->stream == EP_STREAM_ONE;
-            int64_t t0 = measure ? ep_stream_clock() : 0;
+        // while the row order is measured, calls alternate the two, timed
+        int measure = c->stream == EP_STREAM_MEASURING;
+        int seq = measure ? ep_stream_next() : c->stream == EP_STREAM_ONE;
+        int64_t t0 = measure ? ep_stream_clock() : 0;
+        if (c->so == 0)
             c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs, seq);
-            if (measure)
-                ep_stream_sample(seq, (int64_t)(i1 - i0) * n * es, ep_stream_clock() - t0);
-        } else
+        else
             c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, f, c->nf, fp,
-                               fs);
+                               fs, seq);
+        if (measure)
+            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * es, ep_stream_clock() - t0);
         return;
     }
     for (ep_dim_t i = i0; i < i1; i++) {

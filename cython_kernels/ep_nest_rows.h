@@ -17,7 +17,7 @@ typedef void (*ep_rows_sum_fn)(int nm, const void *const *p, const ep_inc_t *s, 
 typedef void (*ep_rows_prod_fn)(int nm, const void *const *p, const ep_inc_t *s, ep_dim_t n,
                                 const ep_inc_t *rs, ep_dim_t R, void *o, ep_inc_t so,
                                 ep_inc_t sor, int first, int nf, const void *const *f,
-                                const ep_inc_t *fs);
+                                const ep_inc_t *fs, int seq);
 typedef void (*ep_short_rows_fn)(int nin, const void *const *p, const ep_inc_t *ro,
                                  const ep_inc_t *rs, const ep_inc_t *rl, ep_dim_t R, int S,
                                  ep_dim_t n, void *o, ep_inc_t oo, ep_inc_t os, ep_inc_t ol,

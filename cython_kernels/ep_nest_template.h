@@ -1431,13 +1431,58 @@ NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
     }
 }
 
-// One of the three ways of rows summed into one output row (`way`: 0 rows
+// axpy4_body with the four rows read one after another, for rows up to a
+// page (see ep_nest_stream_order): c0 x0, then + c1 x1, into t; c2 x2, then
+// + c3 x3, into u; then o += t + u -- axpy4_body's operations in its order,
+// so the same bits, with t and u in L1.
+#define NT_SEQ_N ((ep_dim_t)(4096 / sizeof(T)))
+static inline __attribute__((always_inline)) NT_TGT void
+NT(axpy4_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
+                   const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    T t[NT_SEQ_N], u[NT_SEQ_N];
+    ep_dim_t nv = n - n % VL;
+    for (ep_dim_t r = 0; r < R; r += 4) {
+        int k = R - r < 4 ? (int)(R - r) : 4;
+        T c[4];
+        const T *xs[4], *ys[4];
+        for (int q = 0; q < 4; q++) {
+            int v = q < k ? q : k - 1;          // missing rows: the last, times 0
+            c[q] = q >= k ? (T)0 : scaled ? w[(r + v) * rw] : (T)1;
+            xs[q] = x + (r + v) * rx;
+            ys[q] = y + (r + v) * ry;
+        }
+#define NT_ROW(q, i) (nm == 2 ? NT_LD(xs[q] + (i)) * NT_LD(ys[q] + (i)) : NT_LD(xs[q] + (i)))
+        NT(vec) c0 = c[0] - (NT(vec)){0}, c1 = c[1] - (NT(vec)){0};
+        NT(vec) c2 = c[2] - (NT(vec)){0}, c3 = c[3] - (NT(vec)){0};
+        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, c0 * NT_ROW(0, i));
+        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, NT_LD(t + i) + c1 * NT_ROW(1, i));
+        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, c2 * NT_ROW(2, i));
+        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, NT_LD(u + i) + c3 * NT_ROW(3, i));
+#undef NT_ROW
+        int fr = first && r == 0;
+        for (ep_dim_t i = 0; i < nv; i += VL) {
+            NT(vec) v = NT_LD(t + i) + NT_LD(u + i);
+            NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
+        }
+        for (ep_dim_t i = nv; i < n; i++) {
+            T v = 0;
+            for (int q = 0; q < 4; q++)
+                v += c[q] * (nm == 2 ? xs[q][i] * ys[q][i] : xs[q][i]);
+            o[i] = fr ? v : o[i] + v;
+        }
+    }
+}
+
+// One of the four ways of rows summed into one output row (`way`: 0 rows
 // shorter than a vector, 1 held in vector registers, 2 four long rows at a
-// time), made once per case of one or two inputs with or without a scale
-// (w NULL: none), so each loop is compiled with those fixed.
+// time, 3 the same four one after another), made once per case of one or two
+// inputs with or without a scale (w NULL: none), so each loop is compiled
+// with those fixed.
 #define NT_SMALL 0
 #define NT_HELD 1
 #define NT_AXPY4 2
+#define NT_AXPY4_SEQ 3
 static inline __attribute__((always_inline)) NT_TGT void
 NT(into_one_way)(int way, int nm, int scaled, const T *x, ep_inc_t rx, const T *y,
                  ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
@@ -1446,8 +1491,10 @@ NT(into_one_way)(int way, int nm, int scaled, const T *x, ep_inc_t rx, const T *
         NT(held_small_n)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
     else if (way == NT_HELD)
         NT(held_nv)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
-    else
+    else if (way == NT_AXPY4)
         NT(axpy4_body)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
+    else
+        NT(axpy4_seq_body)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
 }
 
 NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const T *y,
@@ -1469,11 +1516,12 @@ NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const
 // the row, f[0] rows apart by fs[0]): rows longer than the registers hold
 // four at a time; from 16 shorter rows, the period stream when every
 // input's rows are end to end in one direction and none is constant along
-// the row, else the row held in registers; 0 when none applies.
+// the row, else the row held in registers; 0 when none applies.  seq: long
+// rows up to a page four at a time one after another (axpy4_seq_body).
 static inline __attribute__((always_inline)) NT_TGT int
 NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                   const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
-                  const T *const *f, const ep_inc_t *fs)
+                  const T *const *f, const ep_inc_t *fs, int seq)
 {
     if (nm < 1 || nm > 2 || nf > 1 || R < 2 || s[0] != 1 || (nm == 2 && s[1] != 1))
         return 0;
@@ -1481,7 +1529,8 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     const T *w = nf ? f[0] : NULL;
     ep_inc_t rw = nf ? fs[0] : 0;
     if (n > NT_PERIOD_V * VL + VL - 1) {
-        NT(rows_into_one_way)(NT_AXPY4, nm, p[0], r0, p[nm - 1], r1, w, rw, n, R, o, first);
+        NT(rows_into_one_way)(seq && n <= NT_SEQ_N ? NT_AXPY4_SEQ : NT_AXPY4, nm, p[0], r0,
+                              p[nm - 1], r1, w, rw, n, R, o, first);
         return 1;
     }
     if (R < 16)
@@ -1785,14 +1834,16 @@ NT_FN void NT(rows_short_vec)(int nm, const T *const *p, ep_dim_t n, const ep_in
 // apart)
 NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                          const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, ep_inc_t sor,
-                         int first, int nf, const T *const *f, const ep_inc_t *fs)
+                         int first, int nf, const T *const *f, const ep_inc_t *fs, int seq)
 {
     const T *q[EP_NEST_MAXIN];
     T sc[2] = {1, 0};
 #if !CPX
-    if (sor == 0 && so == 1 && NT(rows_into_one)(nm, p, s, n, rs, R, o, first, nf, f, fs))
+    if (sor == 0 && so == 1 &&
+        NT(rows_into_one)(nm, p, s, n, rs, R, o, first, nf, f, fs, seq))
         return;
 #else
+    (void)seq;
     if (sor == 0 && so == 1 && NT(crows_into_one)(nm, p, s, n, rs, R, o, first, nf, f, fs))
         return;
 #endif
@@ -1860,6 +1911,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_SW4
 #undef NT_SW2
 #undef NT_SW1
+#undef NT_SEQ_N
 #undef NT_EVEN
 #undef NT_ODDREV
 #undef NT_PODDREV
