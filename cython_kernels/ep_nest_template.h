@@ -1391,6 +1391,34 @@ NT(held_small_n)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc
     }
 }
 
+// Rows r..r+3 of a four-row block: their scales c (1 unscaled) and rows of
+// x and y; rows past R repeat the last, times 0.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(axpy4_rows)(int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, const T *w,
+               ep_inc_t rw, ep_dim_t r, ep_dim_t R, T *c, const T **xs, const T **ys)
+{
+    int k = R - r < 4 ? (int)(R - r) : 4;
+    for (int t = 0; t < 4; t++) {
+        int u = t < k ? t : k - 1;
+        c[t] = t >= k ? (T)0 : scaled ? w[(r + u) * rw] : (T)1;
+        xs[t] = x + (r + u) * rx;
+        ys[t] = y + (r + u) * ry;
+    }
+}
+
+// Elements i0..n-1 (past the whole vectors) of a four-row block, in scalars.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(axpy4_tail)(int nm, const T *c, const T *const *xs, const T *const *ys, ep_dim_t i0,
+               ep_dim_t n, T *o, int fr)
+{
+    for (ep_dim_t i = i0; i < n; i++) {
+        T v = 0;
+        for (int t = 0; t < 4; t++)
+            v += c[t] * (nm == 2 ? xs[t][i] * ys[t][i] : xs[t][i]);
+        o[i] = fr ? v : o[i] + v;
+    }
+}
+
 // Long rows summed into one output row, four at a time: o += c0 x0 + c1 x1
 // + c2 x2 + c3 x3 (times y's rows with two inputs), so the output is read
 // and written once per four rows ('ij,jk->ki' (1,83) x (83,89902) f32, a
@@ -1399,17 +1427,10 @@ static inline __attribute__((always_inline)) NT_TGT void
 NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
                const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
-    ep_dim_t r = 0;
-    for (; r < R; r += 4) {
-        int k = R - r < 4 ? (int)(R - r) : 4;
+    for (ep_dim_t r = 0; r < R; r += 4) {
         T c[4];
         const T *xs[4], *ys[4];
-        for (int t = 0; t < 4; t++) {
-            int u = t < k ? t : k - 1;          // missing rows: the last, times 0
-            c[t] = t >= k ? (T)0 : scaled ? w[(r + u) * rw] : (T)1;
-            xs[t] = x + (r + u) * rx;
-            ys[t] = y + (r + u) * ry;
-        }
+        NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
         NT(vec) c0 = c[0] - (NT(vec)){0}, c1 = c[1] - (NT(vec)){0};
         NT(vec) c2 = c[2] - (NT(vec)){0}, c3 = c[3] - (NT(vec)){0};
         int fr = first && r == 0;
@@ -1422,12 +1443,7 @@ NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
             NT(vec) v = (c0 * a + c1 * b) + (c2 * d + c3 * e);
             NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
         }
-        for (; i < n; i++) {
-            T v = 0;
-            for (int t = 0; t < 4; t++)
-                v += c[t] * (nm == 2 ? xs[t][i] * ys[t][i] : xs[t][i]);
-            o[i] = fr ? v : o[i] + v;
-        }
+        NT(axpy4_tail)(nm, c, xs, ys, i, n, o, fr);
     }
 }
 
@@ -1443,15 +1459,9 @@ NT(axpy4_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_i
     T t[NT_SEQ_N], u[NT_SEQ_N];
     ep_dim_t nv = n - n % VL;
     for (ep_dim_t r = 0; r < R; r += 4) {
-        int k = R - r < 4 ? (int)(R - r) : 4;
         T c[4];
         const T *xs[4], *ys[4];
-        for (int q = 0; q < 4; q++) {
-            int v = q < k ? q : k - 1;          // missing rows: the last, times 0
-            c[q] = q >= k ? (T)0 : scaled ? w[(r + v) * rw] : (T)1;
-            xs[q] = x + (r + v) * rx;
-            ys[q] = y + (r + v) * ry;
-        }
+        NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
 #define NT_ROW(q, i) (nm == 2 ? NT_LD(xs[q] + (i)) * NT_LD(ys[q] + (i)) : NT_LD(xs[q] + (i)))
         NT(vec) c0 = c[0] - (NT(vec)){0}, c1 = c[1] - (NT(vec)){0};
         NT(vec) c2 = c[2] - (NT(vec)){0}, c3 = c[3] - (NT(vec)){0};
@@ -1465,12 +1475,7 @@ NT(axpy4_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_i
             NT(vec) v = NT_LD(t + i) + NT_LD(u + i);
             NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
         }
-        for (ep_dim_t i = nv; i < n; i++) {
-            T v = 0;
-            for (int q = 0; q < 4; q++)
-                v += c[q] * (nm == 2 ? xs[q][i] * ys[q][i] : xs[q][i]);
-            o[i] = fr ? v : o[i] + v;
-        }
+        NT(axpy4_tail)(nm, c, xs, ys, nv, n, o, fr);
     }
 }
 
