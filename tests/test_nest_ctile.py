@@ -193,3 +193,28 @@ def test_a_few_rows_against_a_long_operand_are_priced_on_both_engines():
     (step,) = _steps("ij,jk->ik", rand((600, 24), "complex64", rng=rng),
                      rand((24, 600), "complex64", rng=rng))
     assert isinstance(step, GemmStep) and step.why == "", step
+
+
+def test_register_tile_kernel_writes_a_fresh_output_along_its_vectors(one_thread):
+    """order='K' leaves the output's layout free: when numpy's 'K' order
+    would put the kernel's vector loop V ('d' of 'abc,cd->adb', A in
+    Fortran order) outside the others, so each tile's vectors are stored
+    element by element, the output is laid out with V innermost instead;
+    an out= array and order='C' keep their layouts; the results are
+    numpy's either way."""
+    rng = np.random.default_rng(6)
+    for dtype in CDTYPES:
+        a = np.asfortranarray(rand((4, 19, 7), dtype, rng=rng))
+        b = rand((7, 2 * 9518), dtype, rng=rng)[:, ::2]
+        (step,) = _steps("abc,cd->adb", a, b)
+        assert isinstance(step, NestStep) and step.ctile and step.loops[-1].labels == "d", step
+        got = einplan.einsum("abc,cd->adb", a, b)
+        assert got.strides[1] == got.itemsize, got.strides
+        want = np.einsum("abc,cd->adb", a, b)
+        _close(got, want, dtype, 7)
+        c = einplan.einsum("abc,cd->adb", a, b, order="C")
+        assert c.flags.c_contiguous
+        _close(c, want, dtype, 7)
+        out = np.zeros((4, 9518, 19), dtype)
+        einplan.einsum("abc,cd->adb", a, b, out=out)
+        _close(out, want, dtype, 7)
