@@ -176,12 +176,12 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
             # kernel against the packed engine's 1m GEMM, by predicted cost
             nb = _builder(spec, infos, options, out_info, gemm_only, dtype)
             if _nest_allowed(nb, views, infos, dtype):
-                plan = _ctile_out_layout(nb, views, dtype, shape, out_eff,
-                                         _nest_plan(nb, views, dtype, shape, out_eff))
+                plan, laid = _ctile_out_layout(nb, views, dtype, shape, out_eff,
+                                               _nest_plan(nb, views, dtype, shape, out_eff))
                 if plan.steps[0].ctile:
                     engine, why = ctile_by_cost(plan.steps[0], gemm.steps, dtype)
                     if engine == "nest":
-                        return replace(plan, steps=(replace(plan.steps[0], why=why),))
+                        return replace(plan, steps=(replace(plan.steps[0], why=why + laid),))
                     return replace(gemm, steps=tuple(replace(st, why=why)
                                                      if isinstance(st, GemmStep) else st
                                                      for st in gemm.steps))
@@ -541,24 +541,28 @@ def _nest_out_strides(b):
     return _out_strides(b)
 
 
-def _ctile_out_layout(b, views, dtype, shape, out_eff, plan) -> Plan:
-    """``plan``, or -- when its register-tile kernel writes a fresh output
-    of order='K' across the output's lines along its vector loop V -- the
-    same nest writing an output whose innermost axes are V's, so each tile's
-    vectors are stored whole.  numpy's own layouts for the call differ by
-    path ('abc,cd->adb' (4,19,7) F x (7,9518) c128: a innermost with
-    optimize=False, b with True), so neither is the one a caller can count
-    on; V is the one the kernel writes fastest ('abc,cd->adb' above: the
-    output strided along d, 5.7 ms; d innermost, 3.0 ms; numpy 2.6)."""
+def _ctile_out_layout(b, views, dtype, shape, out_eff, plan):
+    """(plan, a note for its reason): ``plan``, or -- when its register-tile
+    kernel writes a fresh output of order='K' across the output's lines
+    along its vector loop V -- the same nest writing an output whose
+    innermost axes are V's, so each tile's vectors are stored whole.
+    numpy's own layouts for the call differ by path ('abc,cd->adb'
+    (4,19,7) F x (7,9518) c128: a innermost with optimize=False, b with
+    True), so neither is one a caller can count on; V's is the one the
+    kernel writes fastest ('abc,cd->adb' above, 1 thread: strided along d
+    5.7 ms, d innermost 1.8 ms, numpy 2.1-2.6 ms)."""
     step = plan.steps[0]
     if not step.ctile or b.out_info is not None or b.k_order is None:
-        return plan
+        return plan, ""
     v = [c for c in b.k_order if c in step.loops[-1].labels]
     if not v or list(b.k_order[-len(v):]) == v:
-        return plan
+        return plan, ""
     b.k_order = [c for c in b.k_order if c not in v] + v
     moved = _nest_plan(b, views, dtype, shape, out_eff)
-    return moved if moved.steps[0].ctile else plan
+    if not moved.steps[0].ctile:
+        return plan, ""
+    return moved, (f"; the output laid out with '{''.join(v)}' innermost, the kernel's "
+                   f"vectors (order='K' leaves it free)")
 
 
 def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:

@@ -208,6 +208,7 @@ def test_register_tile_kernel_writes_a_fresh_output_along_its_vectors(one_thread
         b = rand((7, 2 * 9518), dtype, rng=rng)[:, ::2]
         (step,) = _steps("abc,cd->adb", a, b)
         assert isinstance(step, NestStep) and step.ctile and step.loops[-1].labels == "d", step
+        assert "the output laid out with 'd' innermost" in step.why, step.why
         got = einplan.einsum("abc,cd->adb", a, b)
         assert got.strides[1] == got.itemsize, got.strides
         want = np.einsum("abc,cd->adb", a, b)
