@@ -200,9 +200,10 @@ def _steps(subscripts, *ops):
 
 def _ctile_prices(why):
     """(register-tile kcycles, its threads, packed kcycles, its threads)
-    from a step's reason."""
+    from a step's reason (the prices end it, or a note on the output's
+    layout follows them after a semicolon)."""
     m = re.search(r"register-tile kernel ([\d.]+) kcycles on (\d+) thread\(s\), "
-                  r"packed GEMM engine \(1m\) ([\d.]+) kcycles on (\d+)$", why)
+                  r"packed GEMM engine \(1m\) ([\d.]+) kcycles on (\d+)(;|$)", why)
     assert m, why
     return float(m[1]), int(m[2]), float(m[3]), int(m[4])
 
