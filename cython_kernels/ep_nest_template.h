@@ -590,6 +590,48 @@ NT(dot_tail)(const T *x, const T *y, ep_dim_t i, ep_dim_t n2, T sg, T *r, T *m)
     }
 }
 
+// Rows of P pairs of vectors (2 * P * VL reals, no tail) dotted four at a
+// time with a vector w shared by every row, no scales: dot_vecs' sums
+// written out for a known P, so the rows run without a loop, a tail or a
+// per-row set-up ('ab,b->a' (856341, 8) c64: 5.5-7 ms through the general
+// four-row block below, 3.2 ms here).  The same operations in the same
+// order as dot_vecs, so the same bits.  Returns the rows done.
+static inline __attribute__((always_inline)) NT_TGT ep_dim_t
+NT(rows_cdot4_shared)(const int P, const T *x, ep_inc_t ax, const T *w, ep_dim_t R,
+                      T *o, ep_inc_t so, int first)
+{
+    const NT(ivec) sw = NT_PAIR_SWAP;
+    NT(vec) sr, sm;
+    NT(dot_signs)(1, &sr, &sm);
+    ep_dim_t r = 0;
+    for (; r + 4 <= R; r += 4) {
+        NT(vec) v[8];
+        T sums[8];
+#pragma GCC unroll 4
+        for (int t = 0; t < 4; t++) {
+            const T *u = x + (r + t) * ax;
+            NT(vec) a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
+            for (int q = 0; q < P; q++) {
+                NT(vec) u0 = NT_LD(u + 2 * q * VL), u1 = NT_LD(u + (2 * q + 1) * VL);
+                NT(vec) w0 = NT_LD(w + 2 * q * VL), w1 = NT_LD(w + (2 * q + 1) * VL);
+                a0 += u0 * w0; b0 += u0 * __builtin_shuffle(w0, sw);
+                a1 += u1 * w1; b1 += u1 * __builtin_shuffle(w1, sw);
+            }
+            v[t] = (a0 + a1) * sr;
+            v[4 + t] = (b0 + b1) * sm;
+        }
+        NT(hsums8)(v, sums);
+        for (int t = 0; t < 4; t++) {
+            T vr = sums[t] + (T)0, vi = sums[4 + t] + (T)0;
+            T *d = o + 2 * (r + t) * so;
+            int fr = first && (r + t == 0 || so != 0);
+            d[0] = fr ? vr : d[0] + vr;
+            d[1] = fr ? vi : d[1] + vi;
+        }
+    }
+    return r;
+}
+
 // sum_{i<n} prod_j q[j][i] over contiguous rows of one or two inputs, n <= NB;
 // conj: the first of two inputs conjugated.  Inlined where rows are short
 // (rows_sum's rows of a few vectors: the call would cost as much as the row)
@@ -1222,6 +1264,13 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         NT(vec) sr, sm;
         NT(dot_signs)(1, &sr, &sm);
         const ep_inc_t ax = 2 * rs[0], ay = 2 * rs[1];
+        int wv = (ax == 0) != (ay == 0) ? (ax == 0 ? 0 : 1) : -1;   // the shared input
+        if (wv >= 0 && nf == 0 && (n == VL || n == 2 * VL)) {
+            const T *xx = p[1 - wv], *ww = p[wv];
+            ep_inc_t axx = wv ? ax : ay;
+            r = n == VL ? NT(rows_cdot4_shared)(1, xx, axx, ww, R, o, so, first)
+                        : NT(rows_cdot4_shared)(2, xx, axx, ww, R, o, so, first);
+        }
         for (; r + 4 <= R; r += 4) {
             NT(vec) v[8];
             ep_dim_t i[4];

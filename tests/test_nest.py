@@ -776,12 +776,13 @@ def _check_rows_dotted(dtype, loops, ins, want, isa):
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_complex_rows_of_one_block_dotted_four_at_a_time(isa, dtype, one_thread):
     """Contiguous complex dots of up to one block (NB elements), four rows at
-    a time with their horizontal sums sharing shuffles: each row's sum has
+    a time with their horizontal sums sharing shuffles (rows of one or two
+    pairs of vectors against a shared vector unrolled): each row's sum has
     the bits of the same row dotted alone, whatever its place in a block of
     four or past the last whole one; the vector as either input, every row
     into its own element, with a scale per row, and all into one."""
     rng = np.random.default_rng(41)
-    for n in (4, 8, 9, 31, 64, 2048):
+    for n in (4, 8, 9, 16, 31, 32, 64, 2048):
         for R in (4, 5, 7, 9):
             A = _rand(rng, (R, n + 3), dtype)
             w = _rand(rng, (n,), dtype)
