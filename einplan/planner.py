@@ -36,6 +36,7 @@ bounded, thread-safe LRU keyed by ``operands.plan_key``.
 """
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -557,8 +558,9 @@ def _ctile_out_layout(b, views, dtype, shape, out_eff, plan):
     v = [c for c in b.k_order if c in step.loops[-1].labels]
     if not v or list(b.k_order[-len(v):]) == v:
         return plan, ""
-    b.k_order = [c for c in b.k_order if c not in v] + v
-    moved = _nest_plan(b, views, dtype, shape, out_eff)
+    along = copy.copy(b)
+    along.k_order = [c for c in b.k_order if c not in v] + v
+    moved = _nest_plan(along, views, dtype, shape, out_eff)
     if not moved.steps[0].ctile:
         return plan, ""
     return moved, (f"; the output laid out with '{''.join(v)}' innermost, the kernel's "
