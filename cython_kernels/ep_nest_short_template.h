@@ -111,6 +111,33 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                 ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
                 int first)
 {
+    if (ol == 1 && xro == 0 && n > VL && n <= 2 * VL && R > 1) {
+        // rows of one to two vectors against an x shared by every row (a
+        // GEMM's small operand): x's 2 S vectors stay in registers and each
+        // row is its S factors, 2 S multiply-adds and two stores, the second
+        // vector ending the row (overlapping the first; the output is read
+        // before either store, so the overlap gets the same sum)
+        const ep_dim_t t = n - VL;
+        NT(vec) x0[EP_NEST_SHORT], x1[EP_NEST_SHORT];
+        for (int s = 0; s < S; s++) {
+            x0[s] = NT_LD(x + s * xs);
+            x1[s] = NT_LD(x + s * xs + t);
+        }
+        for (ep_dim_t r = 0; r < R; r++, o += oo) {
+            const T *fr_ = f + r * fro;
+            NT(vec) c0 = (f ? fr_[0] : (T)1) - (NT(vec)){0};
+            NT(vec) a0 = c0 * x0[0], a1 = c0 * x1[0];
+            for (int s = 1; s < S; s++) {
+                NT(vec) cs = (f ? fr_[s * fs] : (T)1) - (NT(vec)){0};
+                a0 += cs * x0[s];
+                a1 += cs * x1[s];
+            }
+            if (!(first && (r == 0 || oo != 0))) { a0 += NT_LD(o); a1 += NT_LD(o + t); }
+            NT_ST(o, a0);
+            NT_ST(o + t, a1);
+        }
+        return;
+    }
     for (ep_dim_t r = 0; r < R; r++, x += xro, o += oo) {
         T c[EP_NEST_SHORT];
         NT(vec) cv[EP_NEST_SHORT];
@@ -121,6 +148,12 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
         int fr = first && (r == 0 || oo != 0);
         ep_dim_t l = 0;
         if (ol == 1) {
+            // a ragged row of at least one vector ends with the row's last
+            // vector, overlapping the one before it: its output is read
+            // before any store of the row, so the overlap gets the same sum
+            const ep_dim_t tail = n % VL != 0 && n >= VL ? n - VL : -1;
+            NT(vec) otail = (NT(vec)){0};
+            if (tail >= 0 && !fr) otail = NT_LD(o + tail);
             for (; l + 2 * VL <= n; l += 2 * VL) {
                 NT(vec) a0 = cv[0] * NT_LD(x + l), a1 = cv[0] * NT_LD(x + l + VL);
                 for (int s = 1; s < S; s++) {
@@ -136,6 +169,13 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                 for (int s = 1; s < S; s++) a0 += cv[s] * NT_LD(x + s * xs + l);
                 if (!fr) a0 += NT_LD(o + l);
                 NT_ST(o + l, a0);
+            }
+            if (tail >= 0) {
+                NT(vec) a0 = cv[0] * NT_LD(x + tail);
+                for (int s = 1; s < S; s++) a0 += cv[s] * NT_LD(x + s * xs + tail);
+                if (!fr) a0 += otail;
+                NT_ST(o + tail, a0);
+                l = n;
             }
         } else {
             for (; l + VL <= n; l += VL) {

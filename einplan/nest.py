@@ -133,7 +133,9 @@ def nest_cycles(step, dtype) -> float:
     total = math.prod(lp.extent for lp in step.loops)
     row = step.loops[-1].extent * (step.short or 1)
     vec = step.short or step.row.endswith(("contig", "gathered"))
-    return total * (ops / lanes if vec else ops) + total / row * NEST_ROW_START
+    # the small-edge kernel runs its rows inside one call
+    start = SHORT_ROW_START if step.short else NEST_ROW_START
+    return total * (ops / lanes if vec else ops) + total / row * start
 
 
 # The packed engine's price must be below this share of the nest's: what its
@@ -508,7 +510,10 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
             moving = [j for j in range(nin) if L.strides[j] != 0]
             nv, nt = divmod(n, lanes)
             if os_ == 0 and ol != 0 and len(moving) == 1:
-                # S FMAs per vector (scalar ones in the tail), the stores
+                # S FMAs per vector (scalar ones in the tail, or one vector
+                # more ending a unit-stride row of at least one), the stores
+                if abs(ol) == 1 and nv and nt:
+                    nv, nt = nv + 1, 0
                 per_row = S.extent * (nv + nt) + (nv if abs(ol) == 1 else n)
             elif (ol == 0 and os_ != 0 and len(moving) == 2 and lanes <= n <= SHORT_DOT_ROW
                   and not dtype_complex):
@@ -535,7 +540,11 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                 copy += block * rows / outer.extent   # once per call of the kernel
             if copy is None:
                 continue
-            cost = rows * (per_row + SHORT_ROW_START) + copy
+            # the memory side: the order's cache-line traffic with S folded
+            # into the kernel ('iab,bc->aic' (2477,45,3) x (3,11) f32: L = ia
+            # under c rewrites the 4.9 MB output, stride 11, once per c)
+            lines = traffic([(lp.extent, lp.strides) for lp in order + [L]], itemsize)
+            cost = rows * (per_row + SHORT_ROW_START) + copy + lines / BYTES_PER_CYCLE
             if best is None or cost < best[0]:
                 best = (cost, order + [S, L])
     if best is None:

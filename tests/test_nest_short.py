@@ -106,6 +106,33 @@ def test_short_dots(isa, dtype, S, n, one_thread):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [5, 7, 9, 12, 15, 16, 17, 24, 31, 32, 33])
+def test_rows_of_one_to_two_vectors_against_a_shared_operand(isa, dtype, n, one_thread):
+    """'ij,jk->ik' with k the row and B the same for every row (a GEMM's
+    small operand): rows of one to two vectors, the last vector overlapping
+    the one before it.  Each row written fresh, all rows summed into one
+    output row (later rows add to the overlap, which must not count twice),
+    B strided (copied once), and no factor at all (one input)."""
+    rng = np.random.default_rng(n)
+    m, S = 11, 3
+    A = rand((m, S), dtype, rng=rng)
+    for B in (rand((S, n), dtype, rng=rng), np.asfortranarray(rand((S, n), dtype, rng=rng))):
+        sa, sb = _st(A), _st(B)
+        o = np.full((m, n), np.nan, dtype)
+        so = _st(o)
+        _run(dtype, [(m, sa[0], 0, so[0]), (S, sa[1], sb[0], 0), (n, 0, sb[1], so[1])],
+             (A, B), o, isa)
+        _close(o, A @ B, dtype, S)
+        row = np.full(n, np.nan, dtype)
+        _run(dtype, [(m, sa[0], 0, 0), (S, sa[1], sb[0], 0), (n, 0, sb[1], 1)],
+             (A, B), row, isa)
+        _close(row, (A @ B).sum(0), dtype, m * S)
+        o[...] = np.nan
+        _run(dtype, [(m, 0, so[0]), (S, sb[0], 0), (n, sb[1], so[1])], (B,), o, isa)
+        _close(o, np.broadcast_to(B.sum(0), (m, n)), dtype, S)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_short_rows_accumulate_and_split(isa, dtype):
     """Rows summed into one output (the loop around the kernel is summed:
     first visit stores, later ones add), no loop around the kernel at all
