@@ -42,12 +42,14 @@ cdef class NestCall:
     cdef ep_nest_desc_t d
     cdef int64_t lo[9]
     cdef int64_t hi[9]
+    cdef int64_t off[9]
     cdef readonly int type_num, nin
     cdef readonly object dtype
     cdef bint empty, small
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
-                 int64_t block=0, int short_loop=0, int tile_row=0, bint conj=False):
+                 int64_t block=0, int short_loop=0, int tile_row=0, bint conj=False,
+                 offsets=None):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -97,6 +99,17 @@ cdef class NestCall:
             raise ValueError("the nest's total size overflows int64")
         self.small = total * nin < NEST_NOGIL_VISITS
         item = self.dtype.itemsize
+        # each operand's first element, in elements from its array's data
+        # pointer (a loop walked in the opposite direction starts at its end)
+        offsets = tuple(operator.index(v) for v in offsets) if offsets else (0,) * (nin + 1)
+        if len(offsets) != nin + 1:
+            raise ValueError(f"the nest needs {nin + 1} offsets, got {len(offsets)}")
+        for j in range(nin + 1):
+            if abs(offsets[j]) >= 2 ** 61:
+                raise ValueError(f"operand {j}: offset {offsets[j]} beyond any buffer")
+            self.off[j] = offsets[j]
+            lo[j] += offsets[j]
+            hi[j] += offsets[j]
         for j in range(nin + 1):
             if -lo[j] * item >= 2 ** 62 or hi[j] * item >= 2 ** 62:
                 raise ValueError(f"operand {j}: the nest reaches elements {lo[j]}..{hi[j]}, "
@@ -123,9 +136,9 @@ cdef class NestCall:
             if cnp.PyArray_TYPE(x) != self.type_num:
                 raise TypeError(f"inputs must be {self.dtype}, got {x.dtype}")
             _reach_ok(x, self.lo[j], self.hi[j])
-            ptrs[j] = cnp.PyArray_DATA(x)
+            ptrs[j] = <char *>cnp.PyArray_DATA(x) + self.off[j] * cnp.PyArray_ITEMSIZE(x)
         _reach_ok(out, self.lo[self.nin], self.hi[self.nin])
-        optr = cnp.PyArray_DATA(out)
+        optr = <char *>cnp.PyArray_DATA(out) + self.off[self.nin] * cnp.PyArray_ITEMSIZE(out)
         if self.small:
             st = ep_nest_run(&self.d, ptrs, optr, isa)
         else:

@@ -346,6 +346,27 @@ def order_loops(table, itemsize):
     return labels + [row]
 
 
+def forward(table):
+    """``table`` with each loop that no operand walks forwards (every stride
+    negative or 0, one negative: an axis reversed by a [::-1] view) walked
+    from its last element instead, as numpy's nditer does; ->
+    (table, each operand's first element, in elements, the labels turned).
+    The turned loops then merge with their neighbours ('abc->c' over
+    x[::-1] of (59792, 2, 29): a and b one run of rows).  A summed loop runs
+    its sum in the other order."""
+    nops = len(next(iter(table.values()))[1]) if table else 0
+    offsets = [0] * nops
+    turned = ""
+    out = {}
+    for c, (e, st) in table.items():
+        if e > 1 and all(s <= 0 for s in st) and any(s < 0 for s in st):
+            offsets = [o + (e - 1) * s for o, s in zip(offsets, st)]
+            st = tuple(-s for s in st)
+            turned += c
+        out[c] = (e, st)
+    return out, tuple(offsets), turned
+
+
 def coalesce(table):
     """``table`` with every pair of loops that all operands walk as one loop
     merged, in whatever order the subscripts name them: outer p and inner q
@@ -727,8 +748,9 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         labels += [c for c in lab if c not in labels and sizes[c] != 1]
     labels += [c for c in out_strides if c not in labels and sizes[c] != 1]
     own = [dict(zip(lab, st)) for _, lab, st in ins]
-    table = coalesce({c: (sizes[c], tuple(o.get(c, 0) for o in own) + (out_strides.get(c, 0),))
-                      for c in labels})
+    table, offsets, flipped = forward({c: (sizes[c], tuple(o.get(c, 0) for o in own)
+                                           + (out_strides.get(c, 0),)) for c in labels})
+    table = coalesce(table)
     loops = [NestLoop(c, table[c][0], table[c][1]) for c in order_loops(table, itemsize)]
     loops = merge_loops(loops)
     is_complex = str(dtype).startswith("complex")
@@ -781,11 +803,12 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     native = _native.prepare_nest(str(dtype), len(ins),
                                   tuple((lp.extent,) + lp.strides for lp in loops),
                                   split, threads, tile, block, 2 if ctile else int(bool(short)),
-                                  tile_row)
+                                  tile_row, offsets=offsets)
     return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,
-                    short=short, tile_row=tile_row, ctile=ctile is not None, native=native)
+                    short=short, tile_row=tile_row, ctile=ctile is not None,
+                    reversed=flipped, native=native)
 
 
 def _gathers_vector(loops):

@@ -331,6 +331,8 @@ class NestStep:
     ctile: bool = False      # complex register-tile kernel over the three innermost
                              # loops (W, K, V): an output tile of W x V in registers
                              # while K streams (row 'ctile')
+    reversed: str = ""       # labels walked from their last element (every operand's
+                             # stride along them negative or 0), so that they merge
     native: object = field(default=None, compare=False, repr=False)
 
     @property

@@ -631,6 +631,43 @@ def test_loops_walked_as_one_are_merged_whatever_their_order():
     np.testing.assert_array_equal(einplan.einsum("a,cd->cad", x, Y), np.einsum("a,cd->cad", x, Y))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_loops_no_operand_walks_forwards_are_turned_and_merged(dtype):
+    """'abc->c' over x[::-1]: a (stride -58, summed) is walked from its last
+    element, then merges with b into one run of rows -- two loops, not
+    three, the input's first element its offset; explain says so.  A kept
+    axis reversed in the input and in out= is turned too; one reversed in
+    the input only is not (the output walks it forwards)."""
+    rng = np.random.default_rng(5)
+    x = _rand(rng, (300, 2, 29), dtype)[::-1]
+    (step,) = _plan_for("abc->c", x).steps
+    assert step.reversed == "a" and [lp.labels for lp in step.loops] == ["ab", "c"]
+    assert all(s >= 0 for lp in step.loops for s in lp.strides)
+    _close(einplan.einsum("abc->c", x), x.sum((0, 1)), dtype, 600)
+    assert "'a' walked from its last element" in str(einplan.explain("abc->c", x))
+    y = _rand(rng, (40, 30), dtype)
+    out = np.zeros((40, 30), dtype)
+    from einplan.operands import describe, describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec(("ab,ab->ab", y[::-1], y[::-1]))
+    (step,) = make_plan(spec, describe_operands(arrays), out_info=describe(out[::-1])).steps
+    assert step.reversed == "a" and [lp.labels for lp in step.loops] == ["ab"]
+    r = einplan.einsum("ab,ab->ab", y[::-1], y[::-1], out=out[::-1])
+    assert np.shares_memory(r, out)
+    _close(out[::-1], y[::-1] * y[::-1], dtype, 1)
+    (step,) = _plan_for("ab,ab->ab", y[::-1], y).steps
+    assert step.reversed == ""
+    # a NestCall's offsets: the reach of each operand is checked with them
+    a = np.arange(10.0)
+    call = _native.prepare_nest("float64", 1, [(10, 1, 0)], offsets=(0, 0))
+    assert call((a,), np.zeros(()))[()] == 45.0
+    with pytest.raises(ValueError):
+        _native.prepare_nest("float64", 1, [(10, 1, 0)], offsets=(1, 0))((a,), np.zeros(()))
+    with pytest.raises(ValueError):
+        _native.prepare_nest("float64", 1, [(10, 1, 0)], offsets=(0,))
+
+
 def test_loop_order_counts_calls_of_the_rows_kernel():
     """'abcd->c' (2748, 19, 2, 16): with the summed ab around c, the rows
     kernel runs 52212 calls of 2 rows; with c outside, 2 calls of 52212."""

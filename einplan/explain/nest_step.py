@@ -59,7 +59,8 @@ def build(ctx, i, step) -> Step:
                     ctx.d(row.labels) if row is not None else None, step.tile, step.block,
                     split, threads,
                     step.threads, step.bytes_moved, ctx.dtype.itemsize,
-                    ctx.d(step.loops[-2].labels) if step.short else None, step.tile_row)
+                    ctx.d(step.loops[-2].labels) if step.short else None, step.tile_row,
+                    ctx.d(step.reversed) or None)
     return Step(i, step.kind.value, what, engine="nest", a=ins[0],
                 b=ins[1] if len(ins) > 1 else None, inputs=ins, c=ctx.slot(step.dst),
                 roles=_role_rows(ctx, step), kernel=kernel, nest=nest,

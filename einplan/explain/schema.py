@@ -266,6 +266,7 @@ class NestDesc(Record):
     itemsize: int
     short: str | None = None     # the small-edge kernel's short loop held in registers
     tile_row: int = 0            # the tiles' edge along the row (tile: along the loop around it)
+    reversed: str | None = None  # labels walked from their last element
 
 
 @dataclass(frozen=True)
