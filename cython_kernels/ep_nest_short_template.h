@@ -18,6 +18,7 @@
 // short loop unrolls into registers.  Complex dtypes run the generic path
 // (any strides, no buffers, still no per-row set-up).
 #define NS_MAXIN 2   // moving inputs of the SIMD paths
+#define NS_CHUNK 1024  // longest row of the SIMD paths' copies (at most 64 KB for S = 8)
 
 // prod_j in_j[s, l] of the generic path (vi = 0 for real dtypes).  The
 // first factor is taken as it is: 1 * inf would give nan parts.
@@ -359,6 +360,18 @@ NT_FN void NT(short_rows)(int nin, const T *const *p, const ep_inc_t *ro, const 
     // factor)
     int simd = buf != NULL && ((os == 0 && nm == 1 && nf <= 1) ||
                                (!CPX && ol == 0 && nm == 2 && nf == 0));
+    if (simd && n > NS_CHUNK) {
+        // a long row in chunks, so that the copies stay in L1 whatever the
+        // row's length: the rows' output elements of a chunk are their own
+        // (sum over S), or the chunks' dots add up (sum over L)
+        for (ep_dim_t l0 = 0; l0 < n; l0 += NS_CHUNK) {
+            const T *q[EP_NEST_MAXIN];
+            for (int j = 0; j < nin; j++) q[j] = p[j] + E * l0 * rl[j];
+            NT(short_rows)(nin, q, ro, rs, rl, R, S, n - l0 < NS_CHUNK ? n - l0 : NS_CHUNK,
+                           o + E * l0 * ol, oo, os, ol, first && (ol != 0 || l0 == 0), buf);
+        }
+        return;
+    }
     if (simd) {
         // copies: once for an input constant along O, else per row
         const T *src[NS_MAXIN];
@@ -426,9 +439,11 @@ NT_FN ep_dim_t NT(short_buffer)(int nin, const ep_inc_t *rs, const ep_inc_t *rl,
                                 ep_dim_t n)
 {
     ep_dim_t e = 0;
+    if (n > NS_CHUNK) n = NS_CHUNK;
     for (int j = 0; j < nin; j++)
         if (rl[j] != 0 && rl[j] != 1) e += (rs[j] != 0 ? S : 1) * n;
     return (1 + CPX) * e;
 }
 
 #undef NS_MAXIN
+#undef NS_CHUNK

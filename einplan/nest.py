@@ -490,7 +490,6 @@ def _row_block(loops, itemsize):
 
 MAX_SHORT = 8           # a loop this short can run inside the row kernel (EP_NEST_SHORT)
 SHORT_DOT_ROW = 1024    # longest summed row of the small-edge kernel (its dots are not pairwise)
-SHORT_COPY = 4 << 20    # bytes of a strided input the small-edge kernel may copy per call
 SHORT_ROW_START = 8     # element-equivalents of starting one of its rows (a call, S factors)
 SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
@@ -509,8 +508,8 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     or when S already sits right around it (the kernel then holds it in
     registers instead of re-reading the output).  The kernel copies an input
     strided along L into a contiguous block (once when it is constant along
-    the loop around S; an input that would need a copy per row rules the
-    candidate out).  Dots take rows of at least one vector.  Complex dtypes
+    the loop around S, in chunks of L that stay in L1; an input that would
+    need a copy per row rules the candidate out).  Dots take rows of at least one vector.  Complex dtypes
     take only the sum over S (the dots have no complex SIMD path).  The candidate (S, L) of least modelled cost
     (vector and tail operations, stores, horizontal sums, copies, row starts)
     wins."""
@@ -551,9 +550,6 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                 if L.strides[j] == 1:
                     continue
                 block = (S.extent if S.strides[j] != 0 else 1) * n
-                if block * itemsize > SHORT_COPY:
-                    copy = None
-                    break
                 if outer is None or outer.strides[j] != 0:
                     # a copy per row costs more than the gather it saves
                     copy = None

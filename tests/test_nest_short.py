@@ -133,6 +133,39 @@ def test_rows_of_one_to_two_vectors_against_a_shared_operand(isa, dtype, n, one_
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1025, 2048, 3001])
+def test_long_rows_copied_in_chunks(isa, dtype, n, one_thread):
+    """Rows longer than the kernel's copy chunk (1024): a strided input
+    copied once per chunk, one copied per row and chunk, rows summed into
+    one output row, and (real dtypes) S dots whose chunks add up."""
+    rng = np.random.default_rng(n)
+    m, S = 3, 5
+    A = rand((m, S), dtype, rng=rng)
+    Bt = np.ascontiguousarray(rand((n, S), dtype, rng=rng)).T      # stride S along the row
+    C3 = rand((m, S, 2 * n), dtype, rng=rng)[:, :, ::2]             # moves along i, stride 2
+    sa, sb, s3 = _st(A), _st(Bt), _st(C3)
+    o = np.full((m, n), np.nan, dtype)
+    so = _st(o)
+    _run(dtype, [(m, sa[0], 0, so[0]), (S, sa[1], sb[0], 0), (n, 0, sb[1], so[1])],
+         (A, Bt), o, isa)
+    _close(o, A @ Bt, dtype, S)
+    o[...] = np.nan
+    _run(dtype, [(m, sa[0], s3[0], so[0]), (S, sa[1], s3[1], 0), (n, 0, s3[2], so[1])],
+         (A, C3), o, isa)
+    _close(o, np.einsum("ij,ijk->ik", A, C3), dtype, S)
+    row = np.full(n, np.nan, dtype)
+    _run(dtype, [(m, sa[0], 0, 0), (S, sa[1], sb[0], 0), (n, 0, sb[1], 1)], (A, Bt), row, isa)
+    _close(row, (A @ Bt).sum(0), dtype, m * S)
+    if dtype.startswith("float"):
+        X = rand((m, n), dtype, rng=rng)
+        d = np.full((m, S), np.nan, dtype)
+        sx, sd = _st(X), _st(d)
+        _run(dtype, [(m, sx[0], 0, sd[0]), (S, 0, sb[0], sd[1]), (n, sx[1], sb[1], 0)],
+             (X, Bt), d, isa)
+        _close(d, X @ Bt.T, dtype, n)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_short_rows_accumulate_and_split(isa, dtype):
     """Rows summed into one output (the loop around the kernel is summed:
     first visit stores, later ones add), no loop around the kernel at all
