@@ -1976,41 +1976,80 @@ NT(crows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
 #endif
 
 #if !CPX
-// R short contiguous rows of one or two inputs (VL <= n <= 16), times their
-// scale, into contiguous output rows sor apart: whole vectors, then the
-// elements past them ('abcd->acd' (880,6,2,4) adds rows of 8 per summed b).
-static inline __attribute__((always_inline)) NT_TGT void
-NT(short_vec_body)(int nm, const T *const *p, ep_dim_t n, const ep_inc_t *rs, ep_dim_t R,
-                   T *o, ep_inc_t sor, int first, int nf, const T *const *f,
-                   const ep_inc_t *fs)
+// R short rows of one or two inputs (VL <= n <= 16), each input at a stride
+// SX, SY of 1 or 2 along the row (a [..., ::2] slice), times their scale,
+// into contiguous output rows sor apart: whole vectors, then the row's last
+// vector, overlapping the one before it ('abcd->acd' (880,6,2,4) adds rows
+// of 8 per summed b; 'ab,ba->ab' with rows of 12 at stride 2 ran element by
+// element).  The output under the overlap is read before the row's stores,
+// so the overlap gets the same sum.
+
+// elements i .. i+VL-1 of a row of n at stride S (1 or 2) without reading
+// past its last element: even lanes of two loads, or for the row's last
+// vector the odd lanes of two loads starting one element before it (n > VL)
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(ld_row)(const T *x, int S, ep_dim_t i, ep_dim_t n)
 {
-    int nv = (int)(n / VL);
+    if (S == 1)
+        return NT_LD(x + i);
+    if (i + VL < n) {
+        const NT(ivec) m = NT_EVEN;
+        return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m);
+    }
+    const NT(ivec) m = NT_ODD;
+    return __builtin_shuffle(NT_LD(x + 2 * i - 1), NT_LD(x + 2 * i - 1 + VL), m);
+}
+
+static inline __attribute__((always_inline)) NT_TGT void
+NT(short_vec_body)(int nm, const int SX, const int SY, const T *const *p, ep_dim_t n,
+                   const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t sor, int first, int nf,
+                   const T *const *f, const ep_inc_t *fs)
+{
+    const ep_dim_t nv = n / VL, t = n - VL;
+    const int tail = n % VL != 0;
     T sc[2] = {1, 0};
     for (ep_dim_t r = 0; r < R; r++) {
         const T *x = p[0] + r * rs[0], *y = p[nm - 1] + r * rs[nm - 1];
         if (nf) NT(scale)(nf, f, fs, r, sc);
         T *d = o + r * sor;
         int fr = first && (r == 0 || sor != 0);
-        for (int k = 0; k < nv; k++) {
-            NT(vec) v = nm == 2 ? NT_LD(x + k * VL) * NT_LD(y + k * VL) : NT_LD(x + k * VL);
+        NT(vec) dt = (NT(vec)){0};
+        if (tail && !fr) dt = NT_LD(d + t);
+        for (ep_dim_t k = 0; k < nv; k++) {
+            NT(vec) v = NT(ld_row)(x, SX, k * VL, n);
+            if (nm == 2) v *= NT(ld_row)(y, SY, k * VL, n);
             if (nf) v *= sc[0];
             NT_ST(d + k * VL, fr ? v : NT_LD(d + k * VL) + v);
         }
-        for (ep_dim_t i = (ep_dim_t)nv * VL; i < n; i++) {
-            T v = sc[0] * (nm == 2 ? x[i] * y[i] : x[i]);
-            d[i] = fr ? v : d[i] + v;
+        if (tail) {
+            NT(vec) v = NT(ld_row)(x, SX, t, n);
+            if (nm == 2) v *= NT(ld_row)(y, SY, t, n);
+            if (nf) v *= sc[0];
+            NT_ST(d + t, fr ? v : dt + v);
         }
     }
 }
 
+// the strides as constants: 1 for both, or 2 for the first and 1 or 2 for
+// the second (a product's inputs in either order: the row's product is the
+// same); n > VL where a stride is 2
 NT_FN void NT(rows_short_vec)(int nm, const T *const *p, ep_dim_t n, const ep_inc_t *rs,
                               ep_dim_t R, T *o, ep_inc_t sor, int first, int nf,
-                              const T *const *f, const ep_inc_t *fs)
+                              const T *const *f, const ep_inc_t *fs, int sx, int sy)
 {
-    if (nm == 2)
-        NT(short_vec_body)(2, p, n, rs, R, o, sor, first, nf, f, fs);
-    else
-        NT(short_vec_body)(1, p, n, rs, R, o, sor, first, nf, f, fs);
+    if (nm == 1) {
+        if (sx == 2) NT(short_vec_body)(1, 2, 2, p, n, rs, R, o, sor, first, nf, f, fs);
+        else NT(short_vec_body)(1, 1, 1, p, n, rs, R, o, sor, first, nf, f, fs);
+    } else if (sx == 1 && sy == 1) {
+        NT(short_vec_body)(2, 1, 1, p, n, rs, R, o, sor, first, nf, f, fs);
+    } else if (sx == 2 && sy == 2) {
+        NT(short_vec_body)(2, 2, 2, p, n, rs, R, o, sor, first, nf, f, fs);
+    } else {
+        // one at stride 2: it goes first
+        const T *q[2] = {sx == 2 ? p[0] : p[1], sx == 2 ? p[1] : p[0]};
+        const ep_inc_t qs[2] = {sx == 2 ? rs[0] : rs[1], sx == 2 ? rs[1] : rs[0]};
+        NT(short_vec_body)(2, 2, 1, q, n, qs, R, o, sor, first, nf, f, fs);
+    }
 }
 #endif
 
@@ -2032,9 +2071,11 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
         return;
 #endif
 #if !CPX
-    if (n <= 16 && n >= VL && nm >= 1 && nm <= 2 && so == 1 && s[0] == 1 &&
-        s[nm - 1] == 1) {
-        NT(rows_short_vec)(nm, p, n, rs, R, o, sor, first, nf, f, fs);
+    if (n <= 16 && n >= VL && nm >= 1 && nm <= 2 && so == 1 &&
+        (s[0] == 1 || (s[0] == 2 && n > VL)) &&
+        (s[nm - 1] == 1 || (s[nm - 1] == 2 && n > VL))) {
+        NT(rows_short_vec)(nm, p, n, rs, R, o, sor, first, nf, f, fs, (int)s[0],
+                           (int)s[nm - 1]);
         return;
     }
 #endif

@@ -562,6 +562,35 @@ def test_short_elementwise_rows(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_short_rows_at_stride_two_load_vectors(isa, dtype, one_thread):
+    """Elementwise rows of 5..16 elements with inputs at stride 1 or 2 in
+    either order, or one input at stride 2: whole vectors, then the row's
+    last vector overlapping the one before (its output read before the
+    row's stores: a summed loop around the rows adds each element once).
+    Each array ends at its rows' last element, so a vector read past a
+    row's end leaves the array (the sanitizer run sees it)."""
+    rng = np.random.default_rng(29)
+    for n in range(5, 17):
+        X = _rand(rng, (9, 2 * n - 1), dtype)     # rows of n at stride 2, ending the array
+        Y = _rand(rng, (9, n), dtype)
+        A, B = X[:, ::2], Y
+        cases = [((X, Y), (2 * n - 1, 2), (n, 1), A * B),
+                 ((Y, X), (n, 1), (2 * n - 1, 2), A * B),
+                 ((X, X), (2 * n - 1, 2), (2 * n - 1, 2), A * A)]
+        for ins, (ra, sa), (rb, sb), want in cases:
+            o = np.full((9, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(9, ra, rb, n), (n, sa, sb, 1)])(ins, o, isa=isa)
+            _close(o, want, dtype, 1)
+            _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (9, ra, rb, n), (n, sa, sb, 1)])(
+                ins, o, isa=isa)
+            _close(o, 2 * want, dtype, 2)
+        o = np.full((9, n), np.nan, dtype)
+        _native.prepare_nest(dtype, 1, [(9, 2 * n - 1, n), (n, 2, 1)])((X,), o, isa=isa)
+        np.testing.assert_array_equal(o, A)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_row_blocks(isa, dtype):
     """The row in blocks (block loop outermost): a sum row adds each block's
     partial sum into the output, an elementwise row writes each block once;
