@@ -325,6 +325,15 @@ static inline NT_TGT void NT(short_gather)(const T *src, ep_inc_t rs, ep_inc_t r
                                           ep_dim_t n, T *dst)
 {
     int rows = rs != 0 ? S : 1;
+#ifdef NT_TRANSPOSE
+    // the S elements of each l side by side (rs = 1): an (n x S) block
+    // transposed in vector tiles, read in memory order ('li,lm->im' with lm
+    // F-ordered: 4 cycles an element one by one)
+    if (rs == 1 && S > 1 && n >= VL) {
+        NT_TRANSPOSE(src, rl, n, S, dst, n);
+        return;
+    }
+#endif
     for (int s = 0; s < rows; s++)
         for (ep_dim_t l = 0; l < n; l++) {
 #if CPX
