@@ -853,6 +853,27 @@ NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n
 #endif
     const int w = 1 + CPX;
     ep_dim_t r0 = 0;
+#if CPX
+    if (sizeof(T) == 8 && sr == 1 && n >= 2) {
+        // complex128 rows contiguous along r: 2 x 2 tiles of 32-byte loads
+        // (two elements of two source rows), each element 16 bytes whole
+        typedef double v4 __attribute__((vector_size(32), aligned(8)));
+        typedef int64_t i4 __attribute__((vector_size(32)));
+        for (; r0 + 2 <= R; r0 += 2) {
+            const double *a = (const double *)x + 2 * r0;
+            double *b0 = (double *)buf + 2 * r0 * n, *b1 = b0 + 2 * n;
+            ep_dim_t i = 0;
+            for (; i + 2 <= n; i += 2) {
+                v4 l0 = *(const v4 *)(a + 2 * i * si), l1 = *(const v4 *)(a + 2 * (i + 1) * si);
+                *(v4 *)(b0 + 2 * i) = __builtin_shuffle(l0, l1, (i4){0, 1, 4, 5});
+                *(v4 *)(b1 + 2 * i) = __builtin_shuffle(l0, l1, (i4){2, 3, 6, 7});
+            }
+            for (; i < n; i++)
+                for (int h = 0; h < 4; h++)
+                    (h < 2 ? b0 : b1)[2 * i + (h & 1)] = a[2 * i * si + h];
+        }
+    }
+#endif
     for (; r0 + NT_PK <= R; r0 += NT_PK) {
         const T *a = x + w * r0 * sr;
         T *b = buf + w * r0 * n;
