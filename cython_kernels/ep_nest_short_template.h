@@ -125,7 +125,7 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
             x1[s] = NT_LD(x + s * xs + t);
         }
         for (ep_dim_t r = 0; r < R; r++, o += oo) {
-            const T *fr_ = f + r * fro;
+            const T *fr_ = f ? f + r * fro : NULL;
             NT(vec) c0 = (f ? fr_[0] : (T)1) - (NT(vec)){0};
             NT(vec) a0 = c0 * x0[0], a1 = c0 * x1[0];
             for (int s = 1; s < S; s++) {
