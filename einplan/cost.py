@@ -86,6 +86,9 @@ def nest_seconds(step: NestStep, dtype) -> float:
     row = loops[-1][1]
     moving = [s for s in row[:-1] if s != 0]
     strided = [s for s in moving if abs(s) != 1] + ([row[-1]] if abs(row[-1]) > 1 else [])
+    if step.row.endswith("/strided") and not strided:
+        # a row walking an operand backwards runs the strided kernel too
+        strided = [s for s in moving if s < 0]
     if step.row == "sum/gathered":
         # the shared vector gathered once per call, the rows contiguous
         strided = []

@@ -141,6 +141,30 @@ def test_chain_choice_prices_candidates_not_iterations():
     assert steps_seconds([one], np.float32) > steps_seconds(plan.steps, np.float32)
 
 
+def test_a_row_walking_an_operand_backwards_is_priced_as_strided():
+    # 'ij,j,jk->ik' with the last operand reversed along j: the one nest's
+    # row j meets stride -1 and runs the strided kernel; a path forms the
+    # 1739-element product first and reads A once in a contiguous GEMV
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2000, 1739))
+    v = rng.standard_normal(1739)
+    w = rng.standard_normal((1739, 1))[::-1]
+    plan = plan_for("ij,j,jk->ik", a, v, w)
+    assert len(plan.steps) == 2 and plan.path
+    gemv = plan.steps[-1]
+    assert gemv.in_labels == ("ij", "j") and gemv.row == "sum/contig"
+    from einplan.cost import steps_seconds
+    from einplan.nest import nest_step
+    from einplan.plan import KernelKind as K
+    sizes = {"i": 2000, "j": 1739, "k": 1}
+    ins = [(0, "ij", (1739, 1)), (1, "j", (1,)), (2, "jk", (-1, 1))]
+    one = nest_step(K.PRODUCT, ins, OUT, "ik", {"i": 1}, sizes, np.dtype(np.float64))
+    assert one.row == "sum/strided"
+    assert steps_seconds([one], np.float64) > steps_seconds(plan.steps, np.float64)
+    np.testing.assert_allclose(einplan.einsum("ij,j,jk->ik", a, v, w),
+                               np.einsum("ij,j,jk->ik", a, v, w), rtol=1e-10, atol=1e-10)
+
+
 def test_nest_writes_an_intermediate_in_the_order_its_inputs_walk():
     # 'jk,kl->jl' with jk F-ordered: j is the unit-stride row, so the
     # intermediate is stored j innermost (C order would make the row strided)
