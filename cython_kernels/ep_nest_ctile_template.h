@@ -15,8 +15,8 @@
 // FMA per accumulator combine them when the tile is stored.
 // The products and sums contract into FMAs where the kernel set has them
 // (ISO C mode keeps them apart otherwise); the avx2 set runs only where the
-// CPU has FMA too (ep_cpu.c), NT_CT_FMA says so.
-#ifdef NT_CT_FMA
+// CPU has FMA too (ep_cpu.c), NT_FMA says so.
+#ifdef NT_FMA
 #define CT_TGT __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
 #else
 #define CT_TGT NT_TGT __attribute__((optimize("fp-contract=fast")))
@@ -146,4 +146,3 @@ static ep_dim_t NT(ctile_buffer)(void)
 #undef CT_VB
 #undef CT_KB
 #undef CT_TGT
-#undef NT_CT_FMA

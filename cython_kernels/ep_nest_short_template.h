@@ -17,7 +17,16 @@
 // compile-time constant in the SIMD paths (one instantiation per S), so the
 // short loop unrolls into registers.  Complex dtypes run the generic path
 // (any strides, no buffers, still no per-row set-up).
+// The kernel's products and sums contract into FMAs where the kernel set has
+// them (ISO C mode keeps them apart otherwise): the avx2 set runs only where
+// the CPU has FMA too (ep_cpu.c), NT_FMA says so; AVX-512F implies FMA.
+#ifdef NT_FMA
+#define NS_TGT __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+#else
+#define NS_TGT NT_TGT __attribute__((optimize("fp-contract=fast")))
+#endif
 #define NS_MAXIN 2   // moving inputs of the SIMD paths
+#define NS_REGS (sizeof(NT(vec)) == 64 ? 24 : 12)   // vectors a kernel may keep in registers
 #define NS_CHUNK 1024  // longest row of the SIMD paths' copies (at most 64 KB for S = 8)
 
 // prod_j in_j[s, l] of the generic path (vi = 0 for real dtypes).  The
@@ -105,6 +114,23 @@ static inline __attribute__((always_inline)) NT_TGT T NT(hsum_tree)(NT(vec) v)
     return v[0];
 }
 
+// vector v of pn periods (ep_nest_short_template.h's rows run across):
+// o[q*op] (+)= sum over the SP rows j and s of f[q*fp + jo[j] + s*fs] *
+// w[j*S + s], the terms alternating between two chains of multiply-adds
+static inline __attribute__((always_inline)) NT_TGT void
+NT(across_run)(const int S, const int SP, ep_dim_t pn, const T *f, ep_inc_t fp,
+               const ep_inc_t *jo, ep_inc_t fs, const NT(vec) *w, T *o, ep_inc_t op,
+               int first)
+{
+    for (ep_dim_t q = 0; q < pn; q++, f += fp, o += op) {
+        NT(vec) a[2] = {first ? (NT(vec)){0} : NT_LD(o), (NT(vec)){0}};
+        for (int j = 0; j < SP; j++)
+            for (int s = 0; s < S; s++)
+                a[(j * S + s) & 1] += (f[jo[j] + s * fs] - (NT(vec)){0}) * w[j * S + s];
+        NT_ST(o, a[0] + a[1]);
+    }
+}
+
 // R rows of the sum over a short S: o[r*oo + l*ol] (+)= sum_s c[r, s] *
 // x[r*xro + s*xs + l], c[r, s] = f[r*fro + s*fs] (1 without f)
 static inline __attribute__((always_inline)) NT_TGT void
@@ -112,6 +138,74 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                 ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
                 int first)
 {
+    if (ol == 1 && xro == 0 && f && n >= 2 && n <= VL && oo == n && R >= VL) {
+        // rows of at most a vector, back to back in the output ('ij,jk->ik'
+        // (N, 3) x (3, 3)): the output is run through in whole vectors across
+        // rows.  Lane L of a vector belongs to row (p + L) / n, column
+        // (p + L) % n; the pattern repeats every lcm(n, VL) elements (G rows,
+        // NV vectors).  A vector's lanes fall in at most SP rows j; for each
+        // j and s it takes c[row j, s] broadcast times a vector holding
+        // x[s, col] in row j's lanes and 0 elsewhere -- built once per call,
+        // so the rows cost broadcasts and multiply-adds and no per-row set-up
+        // or tail.  Every vector takes SP rows (a row it does not reach has
+        // zero weights and reads its first row again), so the loop's trip
+        // count is the same for all and its branch predicted.
+        ep_dim_t g = n, h = VL;
+        while (h) { ep_dim_t t = g % h; g = h; h = t; }
+        const int G = VL / g, NV = n / g;          // rows and vectors per period
+        const int SP = (VL - 1) / n + 2 < G ? (VL - 1) / n + 2 : G;
+        int row0[VL];
+        NT(vec) m[3 * VL * EP_NEST_SHORT];        // NV x SP x S, NV x SP < 3 VL
+        for (int v = 0; v < NV; v++) {
+            row0[v] = v * VL / n;
+            for (int j = 0; j < SP; j++)
+                for (int s = 0; s < S; s++) {
+                    NT(vec) w = {0};
+                    for (int L = 0; L < VL; L++) {
+                        const int e = v * VL + L;
+                        if (e / n == row0[v] + j) w[L] = x[s * xs + e % n];
+                    }
+                    m[(v * SP + j) * S + s] = w;
+                }
+        }
+        // vector v of a block of periods after another (independent sums
+        // the core overlaps), the block's output staying in L1 across v
+        const ep_dim_t P = (ep_dim_t)G * n, periods = R / G;
+        ep_dim_t blk = 8192 / (ep_dim_t)sizeof(T) / P;
+        if (blk < 1) blk = 1;
+        for (ep_dim_t p0 = 0; p0 < periods; p0 += blk) {
+            const ep_dim_t pn = periods - p0 < blk ? periods - p0 : blk;
+            for (int v = 0; v < NV; v++) {
+                const NT(vec) *w = m + v * SP * S;
+                // the SP rows' offsets; a row past the period's last has
+                // zero weights and reads the vector's first row again
+                ep_inc_t jo[VL + 1];
+                for (int j = 0; j < SP; j++) jo[j] = (row0[v] + j < G ? j : 0) * fro;
+                const T *fv = f + (p0 * G + row0[v]) * fro;
+                T *ov = o + p0 * P + v * VL;
+                // the rows in groups whose S x rows weights stay in
+                // registers (the row count a constant), the block's output
+                // re-read from L1 by each group after the first
+                const int cj = SP * S <= NS_REGS ? SP : (NS_REGS / S > 0 ? NS_REGS / S : 1);
+                for (int j0 = 0; j0 < SP; j0 += cj) {
+                    const int nj = SP - j0 < cj ? SP - j0 : cj;
+                    const int fr = first && j0 == 0;
+                    switch (nj) {
+                    case 1: NT(across_run)(S, 1, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
+                    case 2: NT(across_run)(S, 2, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
+                    case 3: NT(across_run)(S, 3, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
+                    case 4: NT(across_run)(S, 4, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
+                    default: NT(across_run)(S, nj, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr);
+                    }
+                }
+            }
+        }
+        const ep_dim_t r = periods * G;
+        // the last rows, short of a period, take the general path below
+        f += r * fro;
+        o += r * oo;
+        R -= r;
+    }
     if (ol == 1 && xro == 0 && n > VL && n <= 2 * VL && R > 1) {
         // rows of one to two vectors against an x shared by every row (a
         // GEMM's small operand): x's 2 S vectors stay in registers and each
@@ -242,11 +336,11 @@ NT(short_sum_l)(const int S, const int xshared, ep_dim_t R, const T *x, ep_inc_t
 // one function per S (the short loop unrolled into registers), called
 // through a table: each stays a small function to optimise
 #define NS_ONE(K) \
-    static NT_TGT void NT(sum_s_##K)(ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, \
+    static NS_TGT void NT(sum_s_##K)(ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, \
                                      const T *f, ep_inc_t fro, ep_inc_t fs, ep_dim_t n, \
                                      T *o, ep_inc_t oo, ep_inc_t ol, int first) \
     { NT(short_sum_s)(K, R, x, xro, xs, f, fro, fs, n, o, oo, ol, first); } \
-    static NT_TGT void NT(dots_##K)(ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, \
+    static NS_TGT void NT(dots_##K)(ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, \
                                     const T *y, ep_inc_t yro, ep_inc_t ys, ep_dim_t n, \
                                     T *o, ep_inc_t oo, ep_inc_t os, int first) \
     { if (xs == 0) NT(short_sum_l)(K, 1, R, x, xro, 0, y, yro, ys, n, o, oo, os, first); \
@@ -455,4 +549,6 @@ NT_FN ep_dim_t NT(short_buffer)(int nin, const ep_inc_t *rs, const ep_inc_t *rl,
 }
 
 #undef NS_MAXIN
+#undef NS_REGS
+#undef NS_TGT
 #undef NS_CHUNK

@@ -2182,3 +2182,4 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef CPX
 #undef VL
 #undef NT_TGT
+#undef NT_FMA

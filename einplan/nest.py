@@ -116,6 +116,15 @@ def is_one_tile(m: int, n: int, k: int) -> bool:
     return min(m, n, k) >= MIN_GEMM_EDGE and max(m, n) <= ONE_TILE
 
 
+def is_short_k(m: int, n: int, k: int) -> bool:
+    """A GEMM with k at most MAX_SHORT and m or n at most ONE_TILE ('ij,jk->ik'
+    (N, 4) x (4, 4): a point set times a small matrix): the small-edge
+    kernel runs the narrow rows across in vectors and may beat the packed
+    engine's narrow path.  Both engines are planned and priced
+    (``engine_by_cost``), real dtypes only."""
+    return min(m, n, k) >= MIN_GEMM_EDGE and k <= MAX_SHORT and min(m, n) <= ONE_TILE
+
+
 NEST_ROW_START = 20.0    # cycles to start one row of the nest (pointers, a call, a store)
 COMPLEX_OPS = 4          # real multiply-adds per complex one
 
@@ -133,6 +142,14 @@ def nest_cycles(step, dtype) -> float:
     total = math.prod(lp.extent for lp in step.loops)
     row = step.loops[-1].extent * (step.short or 1)
     vec = step.short or step.row.endswith(("contig", "gathered"))
+    if (step.short and step.row.startswith("short-sum") and len(step.loops) >= 3
+            and not str(dtype).startswith("complex")):
+        outer, L = step.loops[-3], step.loops[-1]
+        moving = [j for j, s in enumerate(L.strides[:-1]) if s != 0]
+        if len(moving) == 1 and runs_across(outer, L, moving[0], lanes):
+            # rows run across in vectors, no row start
+            return total / lanes * across_vector_ops(L.extent, step.short, lanes,
+                                                     _itemsize(dtype)) / step.short
     # the small-edge kernel runs its rows inside one call
     start = SHORT_ROW_START if step.short else NEST_ROW_START
     return total * (ops / lanes if vec else ops) + total / row * start
@@ -495,6 +512,30 @@ SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 
 
+def runs_across(outer, L, moving, lanes) -> bool:
+    """Whether the small-edge kernel's sum over S runs its rows across in
+    whole vectors (ep_nest_short_template.h): rows L shorter than a vector,
+    unit-stride and back to back in the output along the loop around S
+    (``outer``), the input moving along L the same for every row, and at
+    least a vector's worth of rows."""
+    return (outer is not None and L.strides[-1] == 1 and 2 <= L.extent < lanes
+            and outer.strides[moving] == 0 and outer.strides[-1] == L.extent
+            and outer.extent >= lanes)
+
+
+def across_vector_ops(n, S, lanes, itemsize) -> float:
+    """Vector operations per output vector of the rows run across
+    (``runs_across``), as ep_nest_short_template.h does them: a multiply-add
+    with a broadcast for each s and each of the SP rows a vector may span
+    (lcm(n, lanes) elements repeat), and a load and store of the vector per
+    group of rows whose weights fit the registers."""
+    G = lanes // math.gcd(n, lanes)
+    sp = min((lanes - 1) // n + 2, G)
+    regs = 24 if lanes * itemsize == 64 else 12
+    per = sp if sp * S <= regs else max(1, regs // S)
+    return sp * S + 2 * math.ceil(sp / per)
+
+
 def _short_edge(loops, itemsize, nin, dtype_complex=False):
     """The loops reordered for the small-edge kernel, or None.
 
@@ -529,7 +570,15 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
             n = L.extent
             moving = [j for j in range(nin) if L.strides[j] != 0]
             nv, nt = divmod(n, lanes)
-            if os_ == 0 and ol != 0 and len(moving) == 1:
+            order = [lp for i, lp in enumerate(loops) if i not in (si, li)]
+            outer = order[-1] if order else None
+            start = SHORT_ROW_START
+            if (os_ == 0 and len(moving) == 1 and not dtype_complex
+                    and runs_across(outer, L, moving[0], lanes)):
+                # no row start or tail: the row's share of its vectors
+                per_row = n / lanes * across_vector_ops(n, S.extent, lanes, itemsize)
+                start = 0
+            elif os_ == 0 and ol != 0 and len(moving) == 1:
                 # S FMAs per vector (scalar ones in the tail, or one vector
                 # more ending a unit-stride row of at least one), the stores
                 if abs(ol) == 1 and nv and nt:
@@ -542,8 +591,6 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                            + S.extent * SHORT_HSUM)
             else:
                 continue
-            order = [lp for i, lp in enumerate(loops) if i not in (si, li)]
-            outer = order[-1] if order else None
             rows = total / (S.extent * n)
             copy = 0.0
             for j in moving:
@@ -561,7 +608,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
             # into the kernel ('iab,bc->aic' (2477,45,3) x (3,11) f32: L = ia
             # under c rewrites the 4.9 MB output, stride 11, once per c)
             lines = traffic([(lp.extent, lp.strides) for lp in order + [L]], itemsize)
-            cost = rows * (per_row + SHORT_ROW_START) + copy + lines / BYTES_PER_CYCLE
+            cost = rows * (per_row + start) + copy + lines / BYTES_PER_CYCLE
             if best is None or cost < best[0]:
                 best = (cost, order + [S, L])
     if best is None:

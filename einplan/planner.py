@@ -47,7 +47,7 @@ from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, choose_engine, ctile_by_cost,
-                   engine_by_cost, is_one_tile, is_thin, l2_bytes, nest_dtype_ok, nest_step,
+                   engine_by_cost, is_one_tile, is_short_k, is_thin, l2_bytes, nest_dtype_ok, nest_step,
                    step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
@@ -477,7 +477,8 @@ def _nest_allowed(b, views, infos, dtype) -> bool:
 def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
     """True when a two-operand call runs best as one nest: when its step is
     not worth a GEMM (choose_engine), or -- real dtypes -- may not be (one
-    register tile, nest.is_one_tile: then priced against the GEMM).  Calls of more operands price the
+    register tile or a short k, nest.is_one_tile / is_short_k: then priced
+    against the GEMM).  Calls of more operands price the
     nest against the paths (``_cheapest_plan``)."""
     if not _nest_allowed(b, views, infos, dtype):
         return False
@@ -485,19 +486,20 @@ def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
     labels = [v.labels for v in views]
     r = assign_roles(labels[0], labels[1], out_eff)
     m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
-    return choose_engine(m, n, k) == "nest" or (is_one_tile(m, n, k) and dtype in _NATIVE)
+    return choose_engine(m, n, k) == "nest" or ((is_one_tile(m, n, k) or is_short_k(m, n, k))
+                                                and dtype in _NATIVE)
 
 
 def _thin_pair(b, views, out_eff) -> bool:
-    """Two operands whose pairwise step is a thin GEMM (nest.is_thin) or
-    one register tile (nest.is_one_tile): both engines are planned and
-    priced."""
+    """Two operands whose pairwise step is a thin GEMM (nest.is_thin), one
+    register tile (nest.is_one_tile) or has a short k (nest.is_short_k):
+    both engines are planned and priced."""
     if len(views) != 2:
         return False
     r = assign_roles(views[0].labels, views[1].labels, out_eff)
     sizes = b.sizes
     m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
-    return is_thin(m, n, k) or is_one_tile(m, n, k)
+    return is_thin(m, n, k) or is_one_tile(m, n, k) or is_short_k(m, n, k)
 
 
 def _short_edge_pair(b, views, out_eff) -> bool:

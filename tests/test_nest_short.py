@@ -132,6 +132,56 @@ def test_rows_of_one_to_two_vectors_against_a_shared_operand(isa, dtype, n, one_
         _close(o, np.broadcast_to(B.sum(0), (m, n)), dtype, S)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("S", [2, 3, 5, 8])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7, 8, 12, 15, 16])
+def test_rows_shorter_than_a_vector_run_across(isa, dtype, S, n, one_thread):
+    """'ij,jk->ik' with k the row, rows of at most a vector back to back in
+    the output (a point set times a small matrix): the kernel runs the
+    output in whole vectors across rows, the rows short of a whole period
+    after them.  A in C order, F order and with a gap between rows; the
+    rows summed over an outer loop (later passes add); two threads over the
+    rows.  Each A ends at its last element (a read past a row's end shows
+    under the sanitizer)."""
+    rng = np.random.default_rng(S * 100 + n)
+    B = rand((S, n), dtype, rng=rng)
+    sb = _st(B)
+    for m in (16, 37, 203):
+        for A in (rand((m, S), dtype, rng=rng), np.asfortranarray(rand((m, S), dtype, rng=rng)),
+                  rand((m, 2 * S), dtype, rng=rng)[:, :S]):
+            sa = _st(A)
+            for threads in (1, 2):
+                o = np.full((m, n), np.nan, dtype)
+                _run(dtype, [(m, sa[0], 0, n), (S, sa[1], sb[0], 0), (n, 0, sb[1], 1)],
+                     (A, B), o, isa, split=0, threads=threads)
+                _close(o, A @ B, dtype, S)
+        A3 = rand((3, m, S), dtype, rng=rng)
+        s3 = _st(A3)
+        o = np.full((m, n), np.nan, dtype)
+        _run(dtype, [(3, s3[0], 0, 0), (m, s3[1], 0, n), (S, s3[2], sb[0], 0),
+                     (n, 0, sb[1], 1)], (A3, B), o, isa)
+        _close(o, np.einsum("bij,jk->ik", A3, B), dtype, 3 * S)
+
+
+def test_point_sets_times_a_small_matrix_take_the_rows_across():
+    """The planner prices the rows run across (nest.runs_across) and takes
+    them for a point set times a 3 x 3 or 4 x 4 matrix: the small-edge
+    kernel with the short matrix's rows as the kernel's rows."""
+    lanes = nest.VECTOR_BITS.get(_native.isa(), 128) // 8 // 4
+    rng = np.random.default_rng(7)
+    for n in (3, 4):
+        if n > lanes:
+            continue
+        a = rng.standard_normal((20000, n)).astype(np.float32)
+        b = rng.standard_normal((n, n)).astype(np.float32)
+        (step,) = _nest_steps("ij,jk->ik", a, b)
+        assert step.short == n and step.row.startswith("short-sum")
+        outer, row = step.loops[-3], step.loops[-1]
+        assert nest.runs_across(outer, row, 1, lanes)
+        np.testing.assert_allclose(einplan.einsum("ij,jk->ik", a, b), a @ b, rtol=1e-5,
+                                   atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [1025, 2048, 3001])
 def test_long_rows_copied_in_chunks(isa, dtype, n, one_thread):

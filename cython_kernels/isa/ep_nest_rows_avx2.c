@@ -19,6 +19,7 @@
 #define CPX 0
 #define VL 8
 #define NT_TGT EP_NT256
+#define NT_FMA 1        // the small-edge and register-tile kernels may use FMA (ep_cpu.c)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_ad_##x
 #define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose(x, s1, nr, nc, d, d0)
@@ -27,23 +28,24 @@
 #define CPX 0
 #define VL 4
 #define NT_TGT EP_NT256
+#define NT_FMA 1        // the small-edge and register-tile kernels may use FMA (ep_cpu.c)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_ac_##x
 #define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
-#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
 #define T float
 #define IT int32_t
 #define CPX 1
 #define VL 8
 #define NT_TGT EP_NT256
+#define NT_FMA 1        // the small-edge and register-tile kernels may use FMA (ep_cpu.c)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_az_##x
-#define NT_CT_FMA 1     // the register-tile kernel may use FMA (avx2 implies it here)
 #define T double
 #define IT int64_t
 #define CPX 1
 #define VL 4
 #define NT_TGT EP_NT256
+#define NT_FMA 1        // the small-edge and register-tile kernels may use FMA (ep_cpu.c)
 #include "ep_nest_template.h"
 
 const ep_rows_t ep_nest_rows_avx2[4] = {
