@@ -458,3 +458,22 @@ def test_one_tile_gemm_priced_on_both_engines(dtype):
     _close(einplan.einsum("ik,jk->ij", c, c), c @ c.T, "complex128", 2000)
     (step,) = _steps("ik,kj->ij", np.ones((9, 64)), np.ones((64, 8)))
     assert isinstance(step, GemmStep) and step.why == ""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_k_gemm_priced_on_both_engines(dtype):
+    """A GEMM with k at most a short loop (nest.is_short_k), whatever m and
+    n, is planned on both engines and priced: (4000, 4) x (4, 100) runs the
+    small-edge kernel (k in registers, the packed engine's micro-kernel
+    calls costing more than their 4 rank-1 updates); k of 16 is not priced
+    twice."""
+    from einplan.plan import GemmStep
+    rng = np.random.default_rng(12)
+    for subs, sa, sb in [("ij,jk->ik", (4000, 4), (4, 100)), ("ik,jk->ij", (300, 5), (2000, 5))]:
+        x, y = rand(sa, dtype, rng=rng), rand(sb, dtype, rng=rng)
+        (step,) = _steps(subs, x, y)
+        assert isinstance(step, NestStep) and step.why.startswith("nest by predicted"), step
+        assert step.short in (4, 5) and step.row.startswith("short-sum")
+        _close(einplan.einsum(subs, x, y), np.einsum(subs, x, y), dtype, sa[1])
+    (step,) = _steps("ij,jk->ik", np.ones((4000, 16)), np.ones((16, 100)))
+    assert isinstance(step, GemmStep) and step.why == ""

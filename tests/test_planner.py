@@ -370,8 +370,9 @@ def test_plan_cache_hits_and_thread_safety():
 
 
 def test_plan_is_frozen_and_printable():
-    # m and n past one register tile: a GemmStep (nest.is_one_tile)
-    plan = plan_for("bij,bjk->bik", np.empty((2, 10, 4)), np.empty((2, 4, 10)))
+    # m and n past one register tile, k past a short loop: a GemmStep (nest.is_one_tile,
+    # nest.is_short_k)
+    plan = plan_for("bij,bjk->bik", np.empty((2, 10, 16)), np.empty((2, 16, 10)))
     with pytest.raises(Exception):
         plan.dtype = "float32"
     text = str(plan)
