@@ -208,6 +208,9 @@ cdef class NestRunner:
         self.scalar = scalar
 
     def __call__(self, operands):
+        return self._go(operands)
+
+    cdef object _go(self, operands):
         out = cnp.PyArray_EMPTY(self.out_nd, self.out_dims, self.call.type_num, 0)
         ins = tuple([operands[i] for i in self.idx])
         self.call._run(ins, <cnp.ndarray>out, -1)
@@ -216,3 +219,45 @@ cdef class NestRunner:
         if self.scalar:
             return out[()]
         return out
+
+
+cdef class NestPlanRunner(NestRunner):
+    """A NestRunner for reusable plan objects, called with the operands
+    themselves: they are compared with the planned shapes, strides and dtype
+    first (then the descriptor's reach holds), all in C -- a plan call's
+    budget is a microsecond.  Returns None when an operand does not match, so
+    the caller takes the general path (and its error messages)."""
+    cdef int nops
+    cdef int nd[8]
+    cdef cnp.npy_intp dims[8][64]
+    cdef cnp.npy_intp strides[8][64]
+
+    def __init__(self, NestCall call not None, idx, mem_shape, perm, bint scalar, templates):
+        cdef int i, j
+        NestRunner.__init__(self, call, idx, mem_shape, perm, scalar)
+        if len(templates) > 8 or any(len(shape) > 64 for shape, _ in templates):
+            raise ValueError("NestPlanRunner handles at most 8 operands of 64 axes")
+        self.nops = len(templates)
+        for i, (shape, strides) in enumerate(templates):
+            self.nd[i] = len(shape)
+            for j in range(len(shape)):
+                self.dims[i][j] = shape[j]
+                self.strides[i][j] = strides[j]
+
+    def __call__(self, *args):
+        cdef int i, j
+        cdef cnp.ndarray x
+        if len(args) != self.nops:
+            return None
+        for i in range(self.nops):
+            if type(args[i]) is not np.ndarray:
+                return None
+            x = <cnp.ndarray>args[i]
+            if (not _of_type(x, self.call.type_num) or cnp.PyArray_NDIM(x) != self.nd[i]
+                    or not cnp.PyArray_ISALIGNED(x)):
+                return None
+            for j in range(self.nd[i]):
+                if (cnp.PyArray_DIMS(x)[j] != self.dims[i][j]
+                        or cnp.PyArray_STRIDES(x)[j] != self.strides[i][j]):
+                    return None
+        return self._go(args)

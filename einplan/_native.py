@@ -149,6 +149,13 @@ def nest_runner(call, idx, mem_shape, perm, scalar):
     return _require().NestRunner(call, idx, mem_shape, perm, scalar)
 
 
+def nest_plan_runner(call, idx, mem_shape, perm, scalar, templates):
+    """nest_runner for reusable plan objects: called with the operands, which
+    it checks against ``templates`` ((shape, byte strides) each) in C first
+    (see _kernels.NestPlanRunner)."""
+    return _require().NestPlanRunner(call, idx, mem_shape, perm, scalar, templates)
+
+
 # the einsum hot path's helpers (see api.py): None without a build
 call_key = getattr(_kernels, "call_key", None)
 may_overlap = getattr(_kernels, "may_overlap", None)

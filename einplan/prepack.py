@@ -277,29 +277,10 @@ class ContractPlan:
 
 def _nest_plan_runner(p, step, templates):
     """The small-call runner of a plan that is one nest into a fresh output:
-    the operands must match the planned layouts (else None: the general path)."""
+    the operands must match the planned layouts (else None: the general
+    path), checked in C with the run."""
     if step.dst != OUT:
         return None
-    run = _native.nest_runner(step.native, step.inputs, p.out_buffer.mem_shape,
-                              p.out_buffer.view_axes, p.scalar_result)
-    keys = [(t.shape, t.strides, t.dtype) for t in templates]
-    call_key = _native.call_key
-    seen = []          # the compiled key of operands that passed the check below
-
-    def runner(*ops):
-        # the compiled key (shapes, strides, dtype, byte order, alignment) of
-        # a layout already checked costs a fraction of the Python check
-        if seen and call_key(("",) + ops, None) == seen[0]:
-            return run(ops)
-        if len(ops) != len(keys):
-            return None
-        for x, k in zip(ops, keys):
-            if (type(x) is not np.ndarray or (x.shape, x.strides, x.dtype) != k
-                    or not x.flags.aligned):
-                return None
-        if call_key is not None and not seen:
-            key = call_key(("",) + ops, None)
-            if key is not None:
-                seen.append(key)
-        return run(ops)
-    return runner
+    return _native.nest_plan_runner(step.native, step.inputs, p.out_buffer.mem_shape,
+                                    p.out_buffer.view_axes, p.scalar_result,
+                                    [(t.shape, t.strides) for t in templates])

@@ -759,9 +759,11 @@ def test_constant_with_strides_not_in_whole_elements():
                                          ("bij,bjk->bik", [(8, 4, 4), (8, 4, 4)]),
                                          ("ij,kj->ik", [(5, 7), (9, 7)])])
 def test_plan_runner_matches_general_path(spec, shapes):
-    """A constant-free one-GEMM plan runs through the compiled PlanRunner; its
-    results (type, shape, values) equal einsum's, and an operand with other
-    strides falls back to the general path instead of being misread."""
+    """A constant-free plan of one GEMM or one nest runs through its compiled
+    runner (PlanRunner, NestPlanRunner); its results (type, shape, values)
+    equal einsum's, and an operand with other strides, dtype or byte order,
+    or not an array, falls back to the general path instead of being
+    misread."""
     rng = np.random.default_rng(1)
     ops = [rng.standard_normal(s) for s in shapes]
     p = einplan.plan(spec, *shapes)
@@ -776,5 +778,10 @@ def test_plan_runner_matches_general_path(spec, shapes):
         assert p._runner(*f_ops) is None            # strides differ: general path
     np.testing.assert_allclose(p(*f_ops), ref, rtol=1e-12, atol=1e-12)
     assert p._runner(ops[0]) is None                # wrong count: general path raises
+    assert p._runner(*[o.astype(np.float32) for o in ops]) is None    # another dtype
+    assert p._runner(*[o.tolist() for o in ops]) is None              # not arrays
+    swapped = [o.astype(o.dtype.newbyteorder()) for o in ops]         # byte-swapped
+    assert p._runner(*swapped) is None
+    np.testing.assert_allclose(p(*swapped), ref, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError):
         p(ops[0])
