@@ -841,6 +841,7 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 // NT_PK rows at a time (a cache line of them when sr = 1): their n source
 // lines stay in L1 across the blocks, the writes are NT_PK streams.
 #define NT_PK (CPX ? 4 : 8)
+#define NT_PK2 512           // longest tile row the stride-2 copy compacts (32 KB for float64)
 NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n, T *buf)
 {
 #ifdef NT_TRANSPOSE
@@ -850,6 +851,29 @@ NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n
         NT_TRANSPOSE(x, si, n, R, buf, n);
         return;
     }
+#if !CPX
+    if (sr == 2 && R > VL && R <= NT_PK2) {
+        // rows at stride 2 (a [:, ::2] slice): each column's R elements
+        // compacted (even lanes of two loads; the last ones element by
+        // element, so nothing past the column's last element is read) into
+        // a block of NT_PK columns, which is transposed as above
+        T tmp[NT_PK * NT_PK2];
+        const NT(ivec) ev = NT_EVEN;
+        for (ep_dim_t i0 = 0; i0 < n; i0 += NT_PK) {
+            const ep_dim_t nb = n - i0 < NT_PK ? n - i0 : NT_PK;
+            for (ep_dim_t i = 0; i < nb; i++) {
+                const T *a = x + (i0 + i) * si;
+                T *t = tmp + i * R;
+                ep_dim_t r = 0;
+                for (; r + VL < R; r += VL)
+                    NT_ST(t + r, __builtin_shuffle(NT_LD(a + 2 * r), NT_LD(a + 2 * r + VL), ev));
+                for (; r < R; r++) t[r] = a[2 * r];
+            }
+            NT_TRANSPOSE(tmp, R, nb, R, buf + i0, n);
+        }
+        return;
+    }
+#endif
 #endif
     const int w = 1 + CPX;
     ep_dim_t r0 = 0;
@@ -2171,6 +2195,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_AXPY4
 #undef NT_PERIOD_V
 #undef NT_PK
+#undef NT_PK2
 #undef NT_TRANSPOSE
 #undef NT_VB
 #undef NT_LD

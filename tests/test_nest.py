@@ -449,6 +449,32 @@ def test_tiles_copy_crossed_inputs(isa, dtype, one_thread):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tile_copy_compacts_rows_at_stride_two(isa, dtype, one_thread):
+    """A tile's copy of an input whose tile rows run at stride 2 ('ab,ba->a'
+    with B[:, ::2] and A's unit axis the nest's row): each column compacted,
+    then transposed, for tiles of more than a vector of rows and fewer;
+    B's buffer ends at its last element, so a read past it shows under the
+    sanitizer."""
+    rng = np.random.default_rng(21)
+    for m, n in [(300, 40), (64, 64), (37, 11), (517, 9)]:
+        A = _rand(rng, (m, n), dtype)
+        flat = _rand(rng, ((n - 1) * 2 * m + 2 * (m - 1) + 1,), dtype)
+        item = flat.itemsize
+        B = np.lib.stride_tricks.as_strided(flat, (n, m), (2 * m * item, 2 * item))
+        for ti, tj in [(64, 16), (m, 8), (9, n), (16, 16)]:
+            kw = dict(tile=ti, tile_row=tj)
+            o = np.full(m, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 2, 1), (n, 1, 2 * m, 0)], **kw)(
+                (A, B), o, isa=isa)
+            _close(o, (A * B.T).sum(1), dtype, n)
+            o = np.full((m, n), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 2, n), (n, 1, 2 * m, 1)], **kw)(
+                (A, B), o, isa=isa)
+            _close(o, A * B.T, dtype, 1)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
     """Many short contiguous complex dots summed into one element
