@@ -1616,8 +1616,9 @@ NT(held_small_n)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc
 }
 
 // Rows r..r+3 of a four-row block: their scales c (1 unscaled) and rows of
-// x and y; rows past R repeat the last, times 0.
-static inline __attribute__((always_inline)) NT_TGT void
+// x and y, and how many are real rows; rows past R repeat the last (a valid
+// address) and are left out of the sums.
+static inline __attribute__((always_inline)) NT_TGT int
 NT(axpy4_rows)(int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, const T *w,
                ep_inc_t rw, ep_dim_t r, ep_dim_t R, T *c, const T **xs, const T **ys)
 {
@@ -1628,16 +1629,29 @@ NT(axpy4_rows)(int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, con
         xs[t] = x + (r + u) * rx;
         ys[t] = y + (r + u) * ry;
     }
+    return k;
+}
+
+// sum_t c_t v_t over the block's k rows, paired as ((0 + 1) + (2 + 3)):
+// rows past the last are left out (a zero weight would turn an inf in the
+// row it repeats into nan), a weight of 1 is not multiplied (same bits)
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(axpy4_sum)(int scaled, int k, const NT(vec) *c, NT(vec) a, NT(vec) b, NT(vec) d, NT(vec) e)
+{
+    if (scaled) { a *= c[0]; b *= c[1]; d *= c[2]; e *= c[3]; }
+    if (k == 4) return (a + b) + (d + e);
+    if (k == 3) return (a + b) + d;
+    return k == 2 ? a + b : a;
 }
 
 // Elements i0..n-1 (past the whole vectors) of a four-row block, in scalars.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(axpy4_tail)(int nm, const T *c, const T *const *xs, const T *const *ys, ep_dim_t i0,
+NT(axpy4_tail)(int nm, int k, const T *c, const T *const *xs, const T *const *ys, ep_dim_t i0,
                ep_dim_t n, T *o, int fr)
 {
     for (ep_dim_t i = i0; i < n; i++) {
         T v = 0;
-        for (int t = 0; t < 4; t++)
+        for (int t = 0; t < k; t++)
             v += c[t] * (nm == 2 ? xs[t][i] * ys[t][i] : xs[t][i]);
         o[i] = fr ? v : o[i] + v;
     }
@@ -1654,9 +1668,9 @@ NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
     for (ep_dim_t r = 0; r < R; r += 4) {
         T c[4];
         const T *xs[4], *ys[4];
-        NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
-        NT(vec) c0 = c[0] - (NT(vec)){0}, c1 = c[1] - (NT(vec)){0};
-        NT(vec) c2 = c[2] - (NT(vec)){0}, c3 = c[3] - (NT(vec)){0};
+        const int k = NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
+        const NT(vec) cv[4] = {c[0] - (NT(vec)){0}, c[1] - (NT(vec)){0},
+                               c[2] - (NT(vec)){0}, c[3] - (NT(vec)){0}};
         int fr = first && r == 0;
         ep_dim_t i = 0;
         for (; i + VL <= n; i += VL) {
@@ -1664,10 +1678,10 @@ NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
             NT(vec) b = nm == 2 ? NT_LD(xs[1] + i) * NT_LD(ys[1] + i) : NT_LD(xs[1] + i);
             NT(vec) d = nm == 2 ? NT_LD(xs[2] + i) * NT_LD(ys[2] + i) : NT_LD(xs[2] + i);
             NT(vec) e = nm == 2 ? NT_LD(xs[3] + i) * NT_LD(ys[3] + i) : NT_LD(xs[3] + i);
-            NT(vec) v = (c0 * a + c1 * b) + (c2 * d + c3 * e);
+            NT(vec) v = NT(axpy4_sum)(scaled, k, cv, a, b, d, e);
             NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
         }
-        NT(axpy4_tail)(nm, c, xs, ys, i, n, o, fr);
+        NT(axpy4_tail)(nm, k, c, xs, ys, i, n, o, fr);
     }
 }
 
@@ -1685,21 +1699,28 @@ NT(axpy4_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_i
     for (ep_dim_t r = 0; r < R; r += 4) {
         T c[4];
         const T *xs[4], *ys[4];
-        NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
+        const int k = NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
 #define NT_ROW(q, i) (nm == 2 ? NT_LD(xs[q] + (i)) * NT_LD(ys[q] + (i)) : NT_LD(xs[q] + (i)))
+#define NT_TERM(q, i) (scaled ? c##q * NT_ROW(q, i) : NT_ROW(q, i))
         NT(vec) c0 = c[0] - (NT(vec)){0}, c1 = c[1] - (NT(vec)){0};
         NT(vec) c2 = c[2] - (NT(vec)){0}, c3 = c[3] - (NT(vec)){0};
-        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, c0 * NT_ROW(0, i));
-        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, NT_LD(t + i) + c1 * NT_ROW(1, i));
-        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, c2 * NT_ROW(2, i));
-        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, NT_LD(u + i) + c3 * NT_ROW(3, i));
+        (void)c0; (void)c1; (void)c2; (void)c3;
+        // the rows past the block's last are left out, as in axpy4_sum
+        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, NT_TERM(0, i));
+        if (k >= 2)
+            for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, NT_LD(t + i) + NT_TERM(1, i));
+        if (k >= 3)
+            for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, NT_TERM(2, i));
+        if (k == 4)
+            for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, NT_LD(u + i) + NT_TERM(3, i));
+#undef NT_TERM
 #undef NT_ROW
         int fr = first && r == 0;
         for (ep_dim_t i = 0; i < nv; i += VL) {
-            NT(vec) v = NT_LD(t + i) + NT_LD(u + i);
+            NT(vec) v = k >= 3 ? NT_LD(t + i) + NT_LD(u + i) : NT_LD(t + i);
             NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
         }
-        NT(axpy4_tail)(nm, c, xs, ys, nv, n, o, fr);
+        NT(axpy4_tail)(nm, k, c, xs, ys, nv, n, o, fr);
     }
 }
 
@@ -1904,7 +1925,8 @@ NT(cheld_small)(int mode, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, cons
 }
 
 // long rows four at a time: o += sum of four rows' terms, the output read
-// and written once per four rows; missing rows repeat the last, times 0
+// and written once per four rows; a last block of fewer rows adds only
+// those (a repeated row weighed by 0 would turn its infs into nans)
 static inline __attribute__((always_inline)) NT_TGT void
 NT(caxpy4_body)(int mode, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, const T *w,
                 ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
@@ -1921,20 +1943,18 @@ NT(caxpy4_body)(int mode, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, cons
             xs[t] = x + 2 * (r + u) * rx;
             ys[t] = y + 2 * (r + u) * ry;
         }
-        // an unscaled sum weighs the repeated rows by 0 through a scaled sum
-        int md = mode == NT_CR_SUM && k < 4 ? NT_CR_SCALED : mode;
         int fr = first && r == 0;
         ep_dim_t i = 0;
         for (; i + VL <= n2; i += VL) {
             NT(vec) a = {0}, b = {0};
-            if (md == NT_CR_PROD && k < 4) {
+            if (k < 4) {
                 for (int t = 0; t < k; t++)
-                    NT(crow_add)(md, xs[t], ys[t], 1, 0, i, &a, &b);
+                    NT(crow_add)(mode, xs[t], ys[t], wr[t], wi[t], i, &a, &b);
             } else {
                 for (int t = 0; t < 4; t++)
-                    NT(crow_add)(md, xs[t], ys[t], wr[t], wi[t], i, &a, &b);
+                    NT(crow_add)(mode, xs[t], ys[t], wr[t], wi[t], i, &a, &b);
             }
-            NT(vec) v = NT(crow_total)(md, a, b);
+            NT(vec) v = NT(crow_total)(mode, a, b);
             NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
         }
         for (; i < n2; i += 2) {
@@ -1945,6 +1965,9 @@ NT(caxpy4_body)(int mode, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, cons
                     T yr = ys[t][i], yi = ys[t][i + 1];
                     vr += xr * yr - xi * yi;
                     vi += xr * yi + xi * yr;
+                } else if (mode == NT_CR_SUM) {
+                    vr += xr;
+                    vi += xi;
                 } else {
                     vr += wr[t] * xr - wi[t] * xi;
                     vi += wr[t] * xi + wi[t] * xr;

@@ -392,8 +392,8 @@ def test_scaled_rows_summed_into_one_row(isa, dtype, one_thread):
 def test_long_rows_summed_into_one_row_four_at_a_time(isa, dtype, one_thread):
     """Rows longer than the registers hold ('ij,jk->ki' with i = 1: a GEMV's
     axpy form; 'ab->b', 'ij,ij->j' with long rows) added into the output
-    four at a time: row counts that leave one to three rows (stood in for by
-    the last row times 0), a scale per row, two inputs, rows reversed, a
+    four at a time: row counts that leave one to three rows (left out of
+    the last block's sum), a scale per row, two inputs, rows reversed, a
     second visit adding, a tail past whole vectors."""
     rng = np.random.default_rng(31)
     for n in (300, 1031):
@@ -446,6 +446,31 @@ def test_tiles_copy_crossed_inputs(isa, dtype, one_thread):
         _native.prepare_nest(dtype, 2, [(m, 1, n, n), (n, m, 1, 1)], tile=8, tile_row=n)(
             (F, D), o, isa=isa)
         _close(o, A * D, dtype, 1)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_summed_into_one_row_keep_infs(isa, dtype, one_thread):
+    """An inf or nan in the last rows of a sum into one output row ('ab->b',
+    the GEMV's axpy form 'ab,a->b' with unit weights) gives numpy's inf or
+    nan: a last block of fewer than four rows adds only its own rows (the
+    repeated row's 0 weight made inf * 0 = nan)."""
+    for n in (5, 33, 300, 1031):
+        for R in (5, 6, 7, 17):
+            for val in (np.inf, -np.inf, np.nan):
+                for row in (0, R - 1):
+                    A = np.ones((R, n), dtype)
+                    A[row, n // 2] = val
+                    u = np.ones(R, dtype)
+                    want = np.einsum("ab->b", A)
+                    o = np.full(n, np.nan, dtype)
+                    _native.prepare_nest(dtype, 1, [(R, n, 0), (n, 1, 1)])((A,), o, isa=isa)
+                    np.testing.assert_array_equal(o, want)
+                    if dtype.startswith("float"):
+                        o[...] = 0
+                        _native.prepare_nest(dtype, 2, [(R, n, 1, 0), (n, 1, 0, 1)])(
+                            (A, u), o, isa=isa)
+                        np.testing.assert_array_equal(o, np.einsum("ab,a->b", A, u))
 
 
 @pytest.mark.parametrize("isa", ISAS)
