@@ -9,6 +9,8 @@
   Hadamard   'ab,ba->ab' F x C f32 (58,357), 'ij,ij,ij->i' 1000^2 f64 (one pass)
   PermutedGemv  'ij,j->i' 4096^2 f64 with the matrix C- or F-ordered (dot form
              vs axpy form), '...ij,j->...i' (3,5,5146,7) f64 (short rows)
+  ShortKGemm 'ij,jk->ik' with k <= 8: point sets times 3x3 / 4x4 matrices, a
+             rank-5 update (the small-edge kernel against the packed engine)
 """
 import numpy as np
 
@@ -146,4 +148,28 @@ class PermutedGemv(ThreadsMixin):
         warm(self.fn)
 
     def time_gemv(self, layout, impl, threads):
+        self.fn()
+
+
+class ShortKGemm(ThreadsMixin):
+    """Planner path: a GEMM whose k is at most a short loop, priced on both
+    engines; the small-edge kernel holds k in registers, and runs rows
+    shorter than a vector across in whole vectors.  'points3' (200000, 3) x
+    (3, 3) f32 and 'points4' (200000, 4) x (4, 4) f64 (a point set times a
+    small matrix), 'rank5' (2000, 5) x (5, 300) f64 (a rank-5 update).
+    Hand-written: A @ B."""
+    params = [["points3", "points4", "rank5"], IMPLS, THREADS]
+    param_names = ["case", "impl", "threads"]
+    SHAPES = {"points3": ((200000, 3), (3, 3), np.float32),
+              "points4": ((200000, 4), (4, 4), np.float64),
+              "rank5": ((2000, 5), (5, 300), np.float64)}
+
+    def setup(self, case, impl, threads):
+        sa, sb, dt = self.SHAPES[case]
+        A, B = rnd(sa, dt, seed=48), rnd(sb, dt, seed=49)
+        self.fn = make_call(impl, "ij,jk->ik", [A, B], hand=lambda: A @ B)
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_short_k(self, case, impl, threads):
         self.fn()
