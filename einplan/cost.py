@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from . import _native, model
-from .nest import L3_SHARE, traffic
+from .nest import L3_SHARE, gathers_row, traffic
 from .plan import GemmStep, NestStep, ReduceStep
 
 NOMINAL_GHZ = 3.0
@@ -91,6 +91,9 @@ def nest_seconds(step: NestStep, dtype) -> float:
         strided = [s for s in moving if s < 0]
     if step.row == "sum/gathered":
         # the shared vector gathered once per call, the rows contiguous
+        strided = []
+    elif gathers_row(step.loops, max(1, model.VECTOR_BITS.get(_native.isa(), 128) // 8 // item)):
+        # gathered into L1 a chunk at a time, then run contiguous
         strided = []
     n_ops = len(moving) + 1
     t_out = 0.0

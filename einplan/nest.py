@@ -139,11 +139,22 @@ def nest_cycles(step, dtype) -> float:
     real = _itemsize(dtype) // (2 if str(dtype).startswith("complex") else 1)
     lanes = max(1, VECTOR_BITS.get(_native.isa(), 128) // 8 // real)
     ops = len(step.inputs) * (COMPLEX_OPS if str(dtype).startswith("complex") else 1)
+    if step.short and not str(dtype).startswith("complex"):
+        # the small-edge kernel's products and sums contract into one FMA an
+        # element ('ij,kj->ik' (12675,7) x (259,7) f64: 2.3 ms in it, 3.3 ms
+        # packed; priced at two operations it went to the packed engine)
+        ops = 1
     if not step.loops:
         return NEST_ROW_START
     total = math.prod(lp.extent for lp in step.loops)
     row = step.loops[-1].extent * (step.short or 1)
     vec = step.short or step.row.endswith(("contig", "gathered"))
+    if not vec and gathers_row(step.loops, lanes):
+        # gathered a chunk at a time, then the contiguous row: a vector
+        # operation more per strided input ('ij,jk->ki' (3000,1500) x
+        # (1500,2) f32, B at stride 2: 1.4 ms here, 2.0 ms packed)
+        vec = True
+        ops += sum(1 for s in step.loops[-1].strides[:-1] if s not in (0, 1))
     if (step.short and step.row.startswith("short-sum") and len(step.loops) >= 3
             and not str(dtype).startswith("complex")):
         outer, L = step.loops[-3], step.loops[-1]
@@ -854,6 +865,20 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,
                     short=short, tile_row=tile_row, ctile=ctile is not None,
                     reversed=flipped, native=native)
+
+
+def gathers_row(loops, lanes) -> bool:
+    """A strided row the row kernels gather into L1 in vector chunks and run
+    as contiguous (ep_nest_template.h's gatherable): one or two moving
+    inputs at strides of 1 or 2 either way, one of them not 1, a summed or
+    unit-stride output row, and at least four vectors long."""
+    if not loops:
+        return False
+    row = loops[-1]
+    moving = [s for s in row.strides[:-1] if s != 0]
+    return (1 <= len(moving) <= 2 and all(abs(s) in (1, 2) for s in moving)
+            and any(s != 1 for s in moving) and row.strides[-1] in (0, 1)
+            and row.extent >= 4 * lanes)
 
 
 def _gathers_vector(loops):

@@ -401,17 +401,19 @@ def test_small_edge_kernel_into_a_strided_output_row_is_priced_per_element():
 def test_thin_gemm_engine_by_predicted_cost():
     """A GEMM with an edge below MIN_GEMM_EDGE is planned on both engines
     and the cheaper by predicted compute runs, the reason recorded in the
-    step and printed by explain: a narrow n the packed engine's smm path
-    holds in one vector row ('ij,jk->ki' n = 2, k = 1500) goes to it; a
-    short k and n whose smm rows would be mostly start-up ('abc,cd->adb'
-    n = 3, k = 4) stays in the nest's small-edge kernel."""
+    step and printed by explain: a narrow n ('ij,jk->ki' n = 2, k = 1500,
+    B read at stride 2: the nest gathers it a chunk at a time) goes to the
+    engine the rule picks from the two prices it records; a short k and n
+    whose smm rows would be mostly start-up ('abc,cd->adb' n = 3, k = 4)
+    stays in the nest's small-edge kernel."""
     from einplan.plan import GemmStep
     rng = np.random.default_rng(5)
     a, b = rand((3000, 1500), "float32", rng=rng), rand((1500, 2), "float32", rng=rng)
     (step,) = _steps("ij,jk->ki", a, b)
-    if _native.isa() != "generic":   # the portable kernel set has no smm path
-        assert isinstance(step, GemmStep) and step.why.startswith("gemm by predicted"), step
     assert step.why.startswith(f"{step.engine} by predicted"), step
+    cn, cg = (float(x) for x in re.findall(r"([0-9.]+) kcycles", step.why))
+    assert (step.engine == "gemm") == (cg < nest.GEMM_CYCLE_MARGIN * cn), step.why
+    assert isinstance(step, GemmStep if step.engine == "gemm" else NestStep)
     assert f"{step.engine} by predicted compute" in str(einplan.explain("ij,jk->ki", a, b))
     _close(einplan.einsum("ij,jk->ki", a, b), np.einsum("ij,jk->ki", a, b), "float32", 1500)
     a, b = rand((2710, 8, 4), "float32", rng=rng), rand((4, 3), "float32", rng=rng)
@@ -469,11 +471,39 @@ def test_short_k_gemm_priced_on_both_engines(dtype):
     twice."""
     from einplan.plan import GemmStep
     rng = np.random.default_rng(12)
-    for subs, sa, sb in [("ij,jk->ik", (4000, 4), (4, 100)), ("ik,jk->ij", (300, 5), (2000, 5))]:
-        x, y = rand(sa, dtype, rng=rng), rand(sb, dtype, rng=rng)
+    for subs, sa, sb in [("ij,jk->ik", (4000, 4), (4, 100)), ("ik,jk->ij", (300, 5), (2000, 5)),
+                         ("ij,kj->ik", (3000, 7), (259, 7))]:
+        # (its products priced as one FMA an element: 'ij,kj->ik' (12675, 7) x
+        # (259, 7) f64 ran 2.3 ms in the nest, 3.3 ms packed)
+        x, y = rand(sa, dtype, rng=rng), rand(sb, dtype, rng=rng)[::-1]
         (step,) = _steps(subs, x, y)
         assert isinstance(step, NestStep) and step.why.startswith("nest by predicted"), step
-        assert step.short in (4, 5) and step.row.startswith("short-sum")
+        assert step.short in (4, 5, 7) and step.row.startswith("short-sum")
         _close(einplan.einsum(subs, x, y), np.einsum(subs, x, y), dtype, sa[1])
     (step,) = _steps("ij,jk->ik", np.ones((4000, 16)), np.ones((16, 100)))
     assert isinstance(step, GemmStep) and step.why == ""
+
+
+def test_rows_gathered_in_chunks_are_priced_as_vector_rows():
+    """A row whose inputs run at strides of 1 or 2 (nest.gathers_row) is
+    gathered into L1 a chunk at a time and run contiguous: priced as a
+    vector row plus a vector operation per gathered input, not element by
+    element; other strides, or a row under four vectors, are not."""
+    from einplan.plan import NestLoop
+    lanes = 8
+    row = lambda n, *st: [NestLoop("i", 100, (100, 0, 1)), NestLoop("j", n, st)]
+    assert nest.gathers_row(row(1500, 1, 2, 0), lanes)
+    assert nest.gathers_row(row(1500, -2, 0), lanes)
+    assert not nest.gathers_row(row(1500, 1, 1, 0), lanes)      # contiguous already
+    assert not nest.gathers_row(row(1500, 1, 3, 0), lanes)
+    assert not nest.gathers_row(row(1500, 1, 2, 4), lanes)      # output strided
+    assert not nest.gathers_row(row(4 * lanes - 1, 1, 2, 0), lanes)
+    # 'ij,jk->ki' (3000, 1500) x (1500, 2) f32 as a nest: B's row at stride 2
+    from einplan.plan import KernelKind, OUT
+    sizes = {"i": 3000, "j": 1500, "k": 2}
+    step = nest.nest_step(KernelKind.GEMM, [(0, "ij", (1500, 1)), (1, "jk", (2, 1))], OUT, "ki",
+                          {"k": 3000, "i": 1}, sizes, np.dtype(np.float32))
+    lanes_now = max(1, nest.VECTOR_BITS.get(_native.isa(), 128) // 8 // 4)
+    assert step.row == "sum/strided" and nest.gathers_row(step.loops, lanes_now)
+    element_by_element = 3000 * 1500 * 2 * 2
+    assert nest.nest_cycles(step, "float32") < element_by_element / 3
