@@ -190,12 +190,15 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                 for (int j0 = 0; j0 < SP; j0 += cj) {
                     const int nj = SP - j0 < cj ? SP - j0 : cj;
                     const int fr = first && j0 == 0;
+                    const ep_inc_t *jj = jo + j0;
+                    const ep_inc_t fp = G * fro;
+                    const NT(vec) *wj = w + j0 * S;
                     switch (nj) {
-                    case 1: NT(across_run)(S, 1, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
-                    case 2: NT(across_run)(S, 2, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
-                    case 3: NT(across_run)(S, 3, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
-                    case 4: NT(across_run)(S, 4, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr); break;
-                    default: NT(across_run)(S, nj, pn, fv, G * fro, jo + j0, fs, w + j0 * S, ov, P, fr);
+                    case 1: NT(across_run)(S, 1, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                    case 2: NT(across_run)(S, 2, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                    case 3: NT(across_run)(S, 3, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                    case 4: NT(across_run)(S, 4, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                    default: NT(across_run)(S, nj, pn, fv, fp, jj, fs, wj, ov, P, fr);
                     }
                 }
             }

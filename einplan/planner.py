@@ -47,8 +47,8 @@ from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, choose_engine, ctile_by_cost,
-                   engine_by_cost, is_one_tile, is_short_k, is_thin, l2_bytes, nest_dtype_ok, nest_step,
-                   step_kind)
+                   engine_by_cost, is_one_tile, is_short_k, is_thin, l2_bytes, nest_dtype_ok,
+                   nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
