@@ -527,11 +527,11 @@ SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (
 
 def runs_across(outer, L, moving, lanes) -> bool:
     """Whether the small-edge kernel's sum over S runs its rows across in
-    whole vectors (ep_nest_short_template.h): rows L shorter than a vector,
+    whole vectors (ep_nest_short_template.h): rows L of at most a vector,
     unit-stride and back to back in the output along the loop around S
     (``outer``), the input moving along L the same for every row, and at
     least a vector's worth of rows."""
-    return (outer is not None and L.strides[-1] == 1 and 2 <= L.extent < lanes
+    return (outer is not None and L.strides[-1] == 1 and 2 <= L.extent <= lanes
             and outer.strides[moving] == 0 and outer.strides[-1] == L.extent
             and outer.extent >= lanes)
 
