@@ -131,6 +131,79 @@ NT(across_run)(const int S, const int SP, ep_dim_t pn, const T *f, ep_inc_t fp,
     }
 }
 
+// R rows of n <= VL elements of the sum over a short S, back to back in the
+// output (oo == n, ol == 1) against an x shared by every row, f present
+// ('ij,jk->ik' (N, 3) x (3, 3)): the output is run through in whole vectors
+// across rows.  Lane L of a vector belongs to row (p + L) / n, column
+// (p + L) % n; the pattern repeats every lcm(n, VL) elements (G rows,
+// NV vectors).  A vector's lanes fall in at most SP rows j; for each
+// j and s it takes c[row j, s] broadcast times a vector holding
+// x[s, col] in row j's lanes and 0 elsewhere -- built once per call,
+// so the rows cost broadcasts and multiply-adds and no per-row set-up
+// or tail.  Every vector takes SP rows (a row it does not reach has
+// zero weights and reads its first row again), so the loop's trip
+// count is the same for all and its branch predicted.
+// Returns the rows done (whole periods); the caller runs the rest.
+static inline __attribute__((always_inline)) NT_TGT ep_dim_t
+NT(rows_across)(const int S, ep_dim_t R, const T *x, ep_inc_t xs, const T *f, ep_inc_t fro,
+                ep_inc_t fs, ep_dim_t n, T *o, int first)
+{
+    ep_dim_t g = n, h = VL;
+    while (h) { ep_dim_t t = g % h; g = h; h = t; }
+    const int G = VL / g, NV = n / g;          // rows and vectors per period
+    const int SP = (VL - 1) / n + 2 < G ? (VL - 1) / n + 2 : G;
+    int row0[VL];
+    NT(vec) m[3 * VL * EP_NEST_SHORT];        // NV x SP x S, NV x SP < 3 VL
+    for (int v = 0; v < NV; v++) {
+        row0[v] = v * VL / n;
+        for (int j = 0; j < SP; j++)
+            for (int s = 0; s < S; s++) {
+                NT(vec) w = {0};
+                for (int L = 0; L < VL; L++) {
+                    const int e = v * VL + L;
+                    if (e / n == row0[v] + j) w[L] = x[s * xs + e % n];
+                }
+                m[(v * SP + j) * S + s] = w;
+            }
+    }
+    // vector v of a block of periods after another (independent sums
+    // the core overlaps), the block's output staying in L1 across v
+    const ep_dim_t P = (ep_dim_t)G * n, periods = R / G;
+    const ep_inc_t fp = G * fro;                // f's step from a period to the next
+    // the rows in groups whose S x rows weights stay in registers (the row
+    // count a constant), the block's output re-read from L1 by each group
+    // after the first
+    const int cj = SP * S <= NS_REGS ? SP : (NS_REGS / S > 0 ? NS_REGS / S : 1);
+    ep_dim_t blk = 8192 / (ep_dim_t)sizeof(T) / P;
+    if (blk < 1) blk = 1;
+    for (ep_dim_t p0 = 0; p0 < periods; p0 += blk) {
+        const ep_dim_t pn = periods - p0 < blk ? periods - p0 : blk;
+        for (int v = 0; v < NV; v++) {
+            const NT(vec) *w = m + v * SP * S;
+            // the SP rows' offsets; a row past the period's last has
+            // zero weights and reads the vector's first row again
+            ep_inc_t jo[VL + 1];
+            for (int j = 0; j < SP; j++) jo[j] = (row0[v] + j < G ? j : 0) * fro;
+            const T *fv = f + (p0 * G + row0[v]) * fro;
+            T *ov = o + p0 * P + v * VL;
+            for (int j0 = 0; j0 < SP; j0 += cj) {
+                const int nj = SP - j0 < cj ? SP - j0 : cj;
+                const int fr = first && j0 == 0;
+                const ep_inc_t *jj = jo + j0;
+                const NT(vec) *wj = w + j0 * S;
+                switch (nj) {
+                case 1: NT(across_run)(S, 1, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                case 2: NT(across_run)(S, 2, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                case 3: NT(across_run)(S, 3, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                case 4: NT(across_run)(S, 4, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
+                default: NT(across_run)(S, nj, pn, fv, fp, jj, fs, wj, ov, P, fr);
+                }
+            }
+        }
+    }
+    return periods * G;
+}
+
 // R rows of the sum over a short S: o[r*oo + l*ol] (+)= sum_s c[r, s] *
 // x[r*xro + s*xs + l], c[r, s] = f[r*fro + s*fs] (1 without f)
 static inline __attribute__((always_inline)) NT_TGT void
@@ -139,71 +212,7 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                 int first)
 {
     if (ol == 1 && xro == 0 && f && n >= 2 && n <= VL && oo == n && R >= VL) {
-        // rows of at most a vector, back to back in the output ('ij,jk->ik'
-        // (N, 3) x (3, 3)): the output is run through in whole vectors across
-        // rows.  Lane L of a vector belongs to row (p + L) / n, column
-        // (p + L) % n; the pattern repeats every lcm(n, VL) elements (G rows,
-        // NV vectors).  A vector's lanes fall in at most SP rows j; for each
-        // j and s it takes c[row j, s] broadcast times a vector holding
-        // x[s, col] in row j's lanes and 0 elsewhere -- built once per call,
-        // so the rows cost broadcasts and multiply-adds and no per-row set-up
-        // or tail.  Every vector takes SP rows (a row it does not reach has
-        // zero weights and reads its first row again), so the loop's trip
-        // count is the same for all and its branch predicted.
-        ep_dim_t g = n, h = VL;
-        while (h) { ep_dim_t t = g % h; g = h; h = t; }
-        const int G = VL / g, NV = n / g;          // rows and vectors per period
-        const int SP = (VL - 1) / n + 2 < G ? (VL - 1) / n + 2 : G;
-        int row0[VL];
-        NT(vec) m[3 * VL * EP_NEST_SHORT];        // NV x SP x S, NV x SP < 3 VL
-        for (int v = 0; v < NV; v++) {
-            row0[v] = v * VL / n;
-            for (int j = 0; j < SP; j++)
-                for (int s = 0; s < S; s++) {
-                    NT(vec) w = {0};
-                    for (int L = 0; L < VL; L++) {
-                        const int e = v * VL + L;
-                        if (e / n == row0[v] + j) w[L] = x[s * xs + e % n];
-                    }
-                    m[(v * SP + j) * S + s] = w;
-                }
-        }
-        // vector v of a block of periods after another (independent sums
-        // the core overlaps), the block's output staying in L1 across v
-        const ep_dim_t P = (ep_dim_t)G * n, periods = R / G;
-        ep_dim_t blk = 8192 / (ep_dim_t)sizeof(T) / P;
-        if (blk < 1) blk = 1;
-        for (ep_dim_t p0 = 0; p0 < periods; p0 += blk) {
-            const ep_dim_t pn = periods - p0 < blk ? periods - p0 : blk;
-            for (int v = 0; v < NV; v++) {
-                const NT(vec) *w = m + v * SP * S;
-                // the SP rows' offsets; a row past the period's last has
-                // zero weights and reads the vector's first row again
-                ep_inc_t jo[VL + 1];
-                for (int j = 0; j < SP; j++) jo[j] = (row0[v] + j < G ? j : 0) * fro;
-                const T *fv = f + (p0 * G + row0[v]) * fro;
-                T *ov = o + p0 * P + v * VL;
-                // the rows in groups whose S x rows weights stay in
-                // registers (the row count a constant), the block's output
-                // re-read from L1 by each group after the first
-                const int cj = SP * S <= NS_REGS ? SP : (NS_REGS / S > 0 ? NS_REGS / S : 1);
-                for (int j0 = 0; j0 < SP; j0 += cj) {
-                    const int nj = SP - j0 < cj ? SP - j0 : cj;
-                    const int fr = first && j0 == 0;
-                    const ep_inc_t *jj = jo + j0;
-                    const ep_inc_t fp = G * fro;
-                    const NT(vec) *wj = w + j0 * S;
-                    switch (nj) {
-                    case 1: NT(across_run)(S, 1, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
-                    case 2: NT(across_run)(S, 2, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
-                    case 3: NT(across_run)(S, 3, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
-                    case 4: NT(across_run)(S, 4, pn, fv, fp, jj, fs, wj, ov, P, fr); break;
-                    default: NT(across_run)(S, nj, pn, fv, fp, jj, fs, wj, ov, P, fr);
-                    }
-                }
-            }
-        }
-        const ep_dim_t r = periods * G;
+        const ep_dim_t r = NT(rows_across)(S, R, x, xs, f, fro, fs, n, o, first);
         // the last rows, short of a period, take the general path below
         f += r * fro;
         o += r * oo;
