@@ -166,6 +166,66 @@ static inline __attribute__((always_inline)) NT_TGT T NT(hsum)(NT(vec) v, int st
     return v[first];
 }
 
+// One level of NT(hsum) (lane l plus lane l ^ h) on two vectors at once:
+// x's sums in the lanes whose bit h is clear, y's where it is set.  Levels
+// of these sum eight vectors' lanes in NT(hsum)'s order, each vector's sum
+// the bits NT(hsum) gives it alone, in a few in-lane shuffles a level
+// instead of a horizontal sum per vector.
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(bfly)(NT(vec) x, NT(vec) y, int h)
+{
+    NT(ivec) lo, hi;
+    for (int l = 0; l < VL; l++) {
+        lo[l] = l & h ? VL + (l ^ h) : l;
+        hi[l] = l & h ? VL + l : l ^ h;
+    }
+    return __builtin_shuffle(x, y, lo) + __builtin_shuffle(x, y, hi);
+}
+
+// sums[k] = NT(hsum)(v[k], 1, 0) for K <= 8 vectors (K a constant where it
+// is inlined, so the levels unroll)
+static inline __attribute__((always_inline)) NT_TGT void NT(hsums)(NT(vec) *v, int K, T *sums)
+{
+    int cnt = K, lev = 0, split[8];
+    // the levels written out, each h a literal, so each level's shuffle
+    // masks are constants (a loop over h builds them at run time)
+#define NT_HSUMS_LEVEL(H)                                                                 \
+    do {                                                                                  \
+        split[lev++] = cnt > 1;                                                           \
+        if (cnt > 1) {                                                                    \
+            _Pragma("GCC unroll 8") for (int k = 0; k < cnt / 2; k++)                     \
+                v[k] = NT(bfly)(v[2 * k], v[2 * k + 1], H);                               \
+            cnt /= 2;                                                                     \
+        } else {                                                                          \
+            v[0] = NT(bfly)(v[0], v[0], H);                                               \
+        }                                                                                 \
+    } while (0)
+#if VL >= 16
+    NT_HSUMS_LEVEL(8);
+#endif
+#if VL >= 8
+    NT_HSUMS_LEVEL(4);
+#endif
+#if VL >= 4
+    NT_HSUMS_LEVEL(2);
+#endif
+    NT_HSUMS_LEVEL(1);
+    // lane l of vector j came, at each level that halved the vectors, from
+    // the odd one of its pair where l has that level's bit
+    for (int j = 0; j < cnt; j++)
+        for (int l = 0; l < VL; l++) {
+            int k = j;
+            for (int i = lev - 1, h = 1; i >= 0; i--, h *= 2)
+                if (split[i]) k = 2 * k + ((l & h) != 0);
+            if (k < K) sums[k] = v[j][l];
+        }
+}
+
+static inline __attribute__((always_inline)) NT_TGT void NT(hsums8)(NT(vec) *v, T *sums)
+{
+    NT(hsums)(v, 8, sums);
+}
+
 #if !CPX
 // sum_{i<n} prod_j q[j][i] over contiguous rows, n <= NB
 NT_FN T NT(blk_contig)(int nm, const T *const *q, ep_dim_t n)
@@ -506,48 +566,6 @@ NT(pairs_total)(const NT(pairs) *ps, T *re, T *im)
     for (int k = 0; ps->cnt >> k; k++)
         if (ps->cnt >> k & 1) { r = ps->r[k] + r; m = ps->i[k] + m; }
     *re = r; *im = m;
-}
-
-// One level of NT(hsum) (lane l plus lane l ^ h) on two vectors at once:
-// x's sums in the lanes whose bit h is clear, y's where it is set.  Levels
-// of these sum eight vectors' lanes in NT(hsum)'s order, each vector's sum
-// the bits NT(hsum) gives it alone, in a few in-lane shuffles a level
-// instead of a horizontal sum per vector.
-static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(bfly)(NT(vec) x, NT(vec) y, int h)
-{
-    NT(ivec) lo, hi;
-    for (int l = 0; l < VL; l++) {
-        lo[l] = l & h ? VL + (l ^ h) : l;
-        hi[l] = l & h ? VL + l : l ^ h;
-    }
-    return __builtin_shuffle(x, y, lo) + __builtin_shuffle(x, y, hi);
-}
-
-// sums[k] = NT(hsum)(v[k], 1, 0) for eight vectors
-static inline __attribute__((always_inline)) NT_TGT void NT(hsums8)(NT(vec) *v, T *sums)
-{
-    int cnt = 8, lev = 0, split[8];
-#pragma GCC unroll 8
-    for (int h = VL / 2; h >= 1; h /= 2, lev++) {
-        split[lev] = cnt > 1;
-        if (cnt > 1) {
-#pragma GCC unroll 4
-            for (int k = 0; k < cnt / 2; k++) v[k] = NT(bfly)(v[2 * k], v[2 * k + 1], h);
-            cnt /= 2;
-        } else {
-            v[0] = NT(bfly)(v[0], v[0], h);
-        }
-    }
-    // lane l of vector j came, at each level that halved the vectors, from
-    // the odd one of its pair where l has that level's bit
-    for (int j = 0; j < cnt; j++)
-        for (int l = 0; l < VL; l++) {
-            int k = j;
-            for (int i = lev - 1, h = 1; i >= 0; i--, h *= 2)
-                if (split[i]) k = 2 * k + ((l & h) != 0);
-            if (k < 8) sums[k] = v[j][l];
-        }
 }
 
 // a complex dot's whole pairs of vectors: (xr yr, xi yi) lanes into *a,
@@ -941,6 +959,8 @@ NT(scale)(int nf, const T *const *f, const ep_inc_t *fs, ep_dim_t r, T *sc)
 
 #if !CPX
 #define NT_SV 8              // longest row whose shared vector is held in registers
+#define NT_DOTV 1
+#define NT_DOTV_BYTES 1024    // longest row rows_dotv takes
 
 // Four rows of n (a constant after inlining) against the vector w held in
 // registers: acc[t] = sum_i z[i*sz + t*az] * w[i], one load per product.
@@ -987,71 +1007,93 @@ NT(vec_row)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t rem, NT(ivec) k
 #endif
 
 #if !CPX
-// One row z of n dotted with w, summed blockwise as rows_dot4 sums each of
-// its four rows (the same operations in the same order: the same bits), the
-// row alone and read in memory order (a software prefetch ahead of the loads
-// made Zen 4 slower: 31 -> 27 GB/s for rows of 1024 f32).
+// A GEMV's dot rows block by block: each block [b, e) of a row z dotted
+// with w in two vector accumulators over pairs of vectors, then one more
+// vector, then the block's last partial vector (the VL elements ending at e,
+// its lanes before i cleared bitwise: a multiply by 0 would turn an inf into
+// a nan), so a row of any length >= VL takes no scalar step ('ij,j->i'
+// rows of 218 f32: 10 scalars a row in four dependent chains, 0.67x sgemv).
+// dot_row runs one row, rows_dot4 four at once with w's loads shared, the
+// same operations in the same order: the same bits.
+#define NT_DOT_BLOCK(K, ZQ, B, E)                                                         \
+    do {                                                                                  \
+        ep_dim_t i_ = (B);                                                                \
+        for (; i_ + 2 * VL <= (E); i_ += 2 * VL) {                                        \
+            NT(vec) w0_ = NT_LD(w + i_), w1_ = NT_LD(w + i_ + VL);                        \
+            _Pragma("GCC unroll 4") for (int q_ = 0; q_ < (K); q_++) {                    \
+                u[q_] += NT_LD(ZQ(q_) + i_) * w0_;                                        \
+                v[q_] += NT_LD(ZQ(q_) + i_ + VL) * w1_;                                   \
+            }                                                                             \
+        }                                                                                 \
+        if (i_ + VL <= (E)) {                                                             \
+            NT(vec) w0_ = NT_LD(w + i_);                                                  \
+            _Pragma("GCC unroll 4") for (int q_ = 0; q_ < (K); q_++)                      \
+                u[q_] += NT_LD(ZQ(q_) + i_) * w0_;                                        \
+            i_ += VL;                                                                     \
+        }                                                                                 \
+        if (i_ < (E)) {                                                                   \
+            NT(ivec) keep_;                                                               \
+            for (int l_ = 0; l_ < VL; l_++) keep_[l_] = l_ >= VL - (int)((E) - i_) ? -1 : 0; \
+            NT(vec) w1_ = NT_LD(w + (E) - VL);                                            \
+            _Pragma("GCC unroll 4") for (int q_ = 0; q_ < (K); q_++)                      \
+                v[q_] += NT(kept)(NT_LD(ZQ(q_) + (E) - VL) * w1_, keep_);                 \
+        }                                                                                 \
+    } while (0)
+
+// one row z of n >= VL dotted with w
 static inline __attribute__((always_inline)) NT_TGT T NT(dot_row)(const T *z, const T *w,
                                                                   ep_dim_t n)
 {
+#define NT_Z1(q) z
     NT(sums) ps;
     ps.cnt = 0;
     for (ep_dim_t b = 0; b < n; b += NB) {
         ep_dim_t e = n - b < NB ? n : b + NB;
-        NT(vec) u = {0}, v = {0};
-        ep_dim_t i = b;
-        for (; i + 2 * VL <= e; i += 2 * VL) {
-            NT(vec) w0 = NT_LD(w + i), w1 = NT_LD(w + i + VL);
-            u += NT_LD(z + i) * w0; v += NT_LD(z + i + VL) * w1;
-        }
-        T t = NT(hsum)(u + v, 1, 0);
-        for (; i < e; i++) t += z[i] * w[i];
-        NT(sums_add)(&ps, t);
+        NT(vec) u[1] = {{0}}, v[1] = {{0}};
+        NT_DOT_BLOCK(1, NT_Z1, b, e);
+        NT(sums_add)(&ps, NT(hsum)(u[0] + v[0], 1, 0));
     }
+#undef NT_Z1
     return NT(sums_total)(&ps);
 }
 
-// Long contiguous rows z (rows az apart) dotted with one vector w shared by
-// every row (a GEMV's dot form, '...ij,j->...i' with long j), four rows at
-// a time: four streams from memory at once and w's loads shared by them
-// (one row at a time reads 12-15 GB/s where OpenBLAS's sgemv reads 18-20 on
-// Zen 3).  Each row sums blockwise, NB elements a block, the blocks combined
-// pairwise as in row_sum.  seq: the four rows one after another instead
-// (dot_row, the same sums), for cores whose prefetchers follow one stream
-// in memory order better than four interleaved (see ep_nest_stream_order).
-// Returns the rows done (a multiple of four).
-NT_FN ep_dim_t NT(rows_dot4)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep_dim_t R,
-                             T *o, ep_inc_t so, int first, int nf, const T *const *f,
-                             const ep_inc_t *fs, int seq)
+// Long contiguous rows z (rows az apart, n >= VL) dotted with one vector w
+// shared by every row (a GEMV's dot form, '...ij,j->...i'), four rows at a
+// time: four streams from memory at once and w's loads shared by them (one
+// row at a time reads 12-15 GB/s where OpenBLAS's sgemv reads 18-20 on Zen
+// 3), the four rows' lanes summed together.  Each row sums blockwise, NB
+// elements a block, the blocks combined pairwise as in row_sum.  seq: the
+// four rows one after another instead (dot_row, the same sums), for cores
+// whose prefetchers follow one stream in memory order better than four
+// interleaved (see ep_nest_stream_order).  Starts at row r; returns the
+// rows done (r plus a multiple of four).
+NT_FN ep_dim_t NT(rows_dot4)(ep_dim_t r, const T *z, ep_inc_t az, const T *w, ep_dim_t n,
+                             ep_dim_t R, T *o, ep_inc_t so, int first, int nf,
+                             const T *const *f, const ep_inc_t *fs, int seq)
 {
-    ep_dim_t r = 0;
+#define NT_Z4(q) (z0 + (q) * az)
     for (; r + 4 <= R; r += 4) {
-        const T *z0 = z + r * az, *z1 = z0 + az, *z2 = z1 + az, *z3 = z2 + az;
+        const T *z0 = z + r * az;
         T xs[4];
         if (seq) {
-            xs[0] = NT(dot_row)(z0, w, n); xs[1] = NT(dot_row)(z1, w, n);
-            xs[2] = NT(dot_row)(z2, w, n); xs[3] = NT(dot_row)(z3, w, n);
+            for (int q = 0; q < 4; q++) xs[q] = NT(dot_row)(z0 + q * az, w, n);
+        } else if (n <= NB) {
+            // one block: its sum plus the zero sums_total adds
+            NT(vec) u[4] = {{0}}, v[4] = {{0}};
+            NT_DOT_BLOCK(4, NT_Z4, 0, n);
+            for (int q = 0; q < 4; q++) u[q] += v[q];
+            NT(hsums)(u, 4, xs);
+            for (int q = 0; q < 4; q++) xs[q] += (T)0;
         } else {
             NT(sums) ps[4];
             for (int q = 0; q < 4; q++) ps[q].cnt = 0;
             for (ep_dim_t b = 0; b < n; b += NB) {
                 ep_dim_t e = n - b < NB ? n : b + NB;
-                NT(vec) u0 = {0}, u1 = {0}, u2 = {0}, u3 = {0};
-                NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
-                ep_dim_t i = b;
-                for (; i + 2 * VL <= e; i += 2 * VL) {
-                    NT(vec) w0 = NT_LD(w + i), w1 = NT_LD(w + i + VL);
-                    u0 += NT_LD(z0 + i) * w0; v0 += NT_LD(z0 + i + VL) * w1;
-                    u1 += NT_LD(z1 + i) * w0; v1 += NT_LD(z1 + i + VL) * w1;
-                    u2 += NT_LD(z2 + i) * w0; v2 += NT_LD(z2 + i + VL) * w1;
-                    u3 += NT_LD(z3 + i) * w0; v3 += NT_LD(z3 + i + VL) * w1;
-                }
-                T t[4] = {NT(hsum)(u0 + v0, 1, 0), NT(hsum)(u1 + v1, 1, 0),
-                          NT(hsum)(u2 + v2, 1, 0), NT(hsum)(u3 + v3, 1, 0)};
-                for (; i < e; i++) {
-                    t[0] += z0[i] * w[i]; t[1] += z1[i] * w[i];
-                    t[2] += z2[i] * w[i]; t[3] += z3[i] * w[i];
-                }
+                NT(vec) u[4] = {{0}}, v[4] = {{0}};
+                NT_DOT_BLOCK(4, NT_Z4, b, e);
+                T t[4];
+                for (int q = 0; q < 4; q++) u[q] += v[q];
+                NT(hsums)(u, 4, t);
                 for (int q = 0; q < 4; q++) NT(sums_add)(&ps[q], t[q]);
             }
             for (int q = 0; q < 4; q++) xs[q] = NT(sums_total)(&ps[q]);
@@ -1068,8 +1110,132 @@ NT_FN ep_dim_t NT(rows_dot4)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
             *d = fr ? x : *d + x;
         }
     }
+#undef NT_Z4
     return r;
 }
+
+// The lanes of VL vectors summed, vector q's sum in lane q of the result:
+// hsums's butterflies with K = VL (each sum the bits NT(hsum) gives its
+// vector alone), which leave vector q's sum in the lane whose bits are q's
+// reversed, then one permute back
+static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(hsums_vec)(NT(vec) *v)
+{
+    int cnt = VL, lev = 0, split[8];
+#if VL >= 16
+    NT_HSUMS_LEVEL(8);
+#endif
+#if VL >= 8
+    NT_HSUMS_LEVEL(4);
+#endif
+#if VL >= 4
+    NT_HSUMS_LEVEL(2);
+#endif
+    NT_HSUMS_LEVEL(1);
+    (void)split;
+    NT(ivec) rev;
+    for (int l = 0; l < VL; l++) {
+        int q = 0;
+        for (int h = 1; h < VL; h *= 2) q = 2 * q + ((l & h) != 0);
+        rev[l] = q;
+    }
+    return __builtin_shuffle(v[0], rev);
+}
+
+// Short contiguous rows z (VL <= n <= NB, rows az apart) dotted with one
+// vector w shared by every row, VL rows at a time, each row whole before the
+// next (one stream where the rows are end to end): each row's products
+// summed as NT_DOT_BLOCK sums them (full vector k into u if k is even, else
+// into v; the last partial vector masked into v), the VL rows' lanes
+// reduced together and written as one vector: a permute and a store per VL
+// rows instead of a horizontal sum and a store per row ('ij,j->i' (65536,
+// 16) f32 four rows at a time: 0.62x sgemv).  NV: the row's whole vectors
+// (a constant where w's vectors stay in registers, else -1).  Sums the
+// same bits as rows_dot4.  Returns the rows done (a multiple of VL).
+static inline __attribute__((always_inline)) NT_TGT ep_dim_t
+NT(rows_dotv_nv)(const int NV, const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep_dim_t R,
+                 T *o, ep_inc_t so, int first, int nf, const T *const *f, const ep_inc_t *fs,
+                 int seq)
+{
+    const ep_dim_t rem = n % VL;
+    NT(vec) wr[NV > 0 ? NV : 1];
+    for (int k = 0; k < NV; k++) wr[k] = NT_LD(w + k * VL);
+    const NT(vec) wt = NT_LD(w + n - VL);
+    NT(ivec) keep;
+    for (int l = 0; l < VL; l++) keep[l] = l >= VL - (int)rem ? -1 : 0;
+    ep_dim_t r = 0;
+    for (; r + VL <= R; r += VL) {
+        NT(vec) s[VL];
+#pragma GCC unroll 16
+        for (int q = 0; q < VL && NV >= 0; q++) {
+            const T *zq = z + (r + q) * az;
+            NT(vec) u = {0}, v = {0};
+            for (int k = 0; k < NV; k++) {
+                if (k & 1) v += NT_LD(zq + k * VL) * wr[k];
+                else u += NT_LD(zq + k * VL) * wr[k];
+            }
+            if (rem) v += NT(kept)(NT_LD(zq + n - VL) * wt, keep);
+            s[q] = u + v;
+        }
+#define NT_ZV(t) (z + (r + q + (t)) * az)
+        if (NV < 0 && seq) {
+            // longer rows one after another (see rows_dot4)
+            for (int q = 0; q < VL; q++) {
+                NT(vec) u[1] = {{0}}, v[1] = {{0}};
+                NT_DOT_BLOCK(1, NT_ZV, 0, n);
+                s[q] = u[0] + v[0];
+            }
+        } else if (NV < 0) {
+            // longer rows four at a time, as rows_dot4 runs them: eight
+            // chains of adds instead of one row's two
+            const int K = VL < 4 ? VL : 4;
+            for (int q = 0; q < VL; q += K) {
+                NT(vec) u[4] = {{0}}, v[4] = {{0}};
+                NT_DOT_BLOCK(K, NT_ZV, 0, n);
+                for (int t = 0; t < K; t++) s[q + t] = u[t] + v[t];
+            }
+        }
+#undef NT_ZV
+        NT(vec) x = NT(hsums_vec)(s) + (T)0;
+        if (nf) {
+            NT(vec) sc;
+            for (int q = 0; q < VL; q++) {
+                T c[2];
+                NT(scale)(nf, f, fs, r + q, c);
+                sc[q] = c[0];
+            }
+            x *= sc;
+        }
+        if (so == 1) {
+            T *d = o + r;
+            NT_ST(d, first ? x : NT_LD(d) + x);
+        } else {
+            for (int q = 0; q < VL; q++) {
+                T *d = o + (r + q) * so;
+                *d = first ? x[q] : *d + x[q];
+            }
+        }
+    }
+    return r;
+}
+
+NT_FN ep_dim_t NT(rows_dotv)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep_dim_t R,
+                             T *o, ep_inc_t so, int first, int nf, const T *const *f,
+                             const ep_inc_t *fs, int seq)
+{
+    switch (n / VL) {
+    case 1: return NT(rows_dotv_nv)(1, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    case 2: return NT(rows_dotv_nv)(2, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    case 3: return NT(rows_dotv_nv)(3, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    case 4: return NT(rows_dotv_nv)(4, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    case 5: return NT(rows_dotv_nv)(5, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    case 6: return NT(rows_dotv_nv)(6, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    case 7: return NT(rows_dotv_nv)(7, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    case 8: return NT(rows_dotv_nv)(8, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    default: return NT(rows_dotv_nv)(-1, z, az, w, n, R, o, so, first, nf, f, fs, seq);
+    }
+}
+#undef NT_DOT_BLOCK
+#undef NT_DOT_BLOCK
 #endif
 
 // rows_sum of two inputs whose input v is the same vector for every row,
@@ -1179,15 +1345,18 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // streams jumping across each page, which the hardware prefetcher
     // follows worse than one ('bij,bj->bi' at 256: 6.5 ms one row at a
     // time, 9 ms four), and their set-up is paid once per kilobyte anyway.
-    int vec4 = contig && nm >= 1 && nm <= 2 && n >= VL && n * (ep_dim_t)sizeof(T) <= 512;
+    int dotv = NT_DOTV && contig && nm == 2 && (rs[0] == 0) != (rs[1] == 0) && so != 0
+               && R >= VL && n >= VL && n * (ep_dim_t)sizeof(T) <= NT_DOTV_BYTES;
+    int vec4 = !dotv && contig && nm >= 1 && nm <= 2 && n >= VL
+               && n * (ep_dim_t)sizeof(T) <= 512;
     // rows of 2..NT_SV against one vector shared by every row ('...ij,j->...i'
     // with j = 5): the vector in registers, each row's n products unrolled
-    int wv = !vec4 && nm == 2 && n >= 2 && n <= NT_SV && (rs[0] == 0) != (rs[1] == 0)
+    int wv = !vec4 && !dotv && nm == 2 && n >= 2 && n <= NT_SV && (rs[0] == 0) != (rs[1] == 0)
              ? (rs[0] == 0 ? 0 : 1) : -1;
     T w[NT_SV];
     for (ep_dim_t i = 0; wv >= 0 && i < n; i++) w[i] = p[wv][i * s[wv]];
-    if (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
-        || (nm == 1 && n <= 256 && (!contig || n < VL))) {
+    if (!dotv && (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
+                  || (nm == 1 && n <= 256 && (!contig || n < VL)))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
         // vec4's elements past whole vectors: the row's last vector (it
         // overlaps the one before) with the lanes already summed cleared
@@ -1385,13 +1554,17 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // memory read four at a time jump between streams every kilobyte or
     // less, which the prefetcher follows worse than one stream
     ep_inc_t az = rs[rs[0] == 0 ? 1 : 0];
-    if (r == 0 && nm == 2 && contig && R >= 4 && (rs[0] == 0) != (rs[1] == 0)
-        && (n * (ep_dim_t)sizeof(T) >= 4096 || (az == (ep_inc_t)n && n >= 4 * VL)))
+    if (r == 0 && dotv)
+        r = NT(rows_dotv)(p[rs[0] == 0 ? 1 : 0], az, p[rs[0] == 0 ? 0 : 1], n, R, o, so,
+                          first, nf, f, fs, seq);
+    if ((r == 0 || dotv) && nm == 2 && contig && R - r >= 4 && (rs[0] == 0) != (rs[1] == 0)
+        && (dotv || n * (ep_dim_t)sizeof(T) >= 4096 || (az == (ep_inc_t)n && n >= 4 * VL)))
         // rows longer than a page stay four at a time in either order: each
         // page is a stream of its own for the prefetchers either way, and
         // four of them in flight read faster (Zen 4, rows of 4096 f32:
-        // 3.8 ms four at a time, 4.7-4.9 one after another, 64 MB)
-        r = NT(rows_dot4)(p[rs[0] == 0 ? 1 : 0], az, p[rs[0] == 0 ? 0 : 1], n, R, o, so,
+        // 3.8 ms four at a time, 4.7-4.9 one after another, 64 MB); the
+        // rows past rows_dotv's last VL, the same sums
+        r = NT(rows_dot4)(r, p[rs[0] == 0 ? 1 : 0], az, p[rs[0] == 0 ? 0 : 1], n, R, o, so,
                           first, nf, f, fs, seq && n * (ep_dim_t)sizeof(T) <= 4096);
 #endif
     for (; r < R; r++) {
@@ -2217,6 +2390,9 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_HELD
 #undef NT_AXPY4
 #undef NT_PERIOD_V
+#undef NT_HSUMS_LEVEL
+#undef NT_DOTV
+#undef NT_DOTV_BYTES
 #undef NT_PK
 #undef NT_PK2
 #undef NT_TRANSPOSE

@@ -999,6 +999,53 @@ def test_short_rows_end_to_end_dotted_four_at_a_time(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_dotted_with_one_vector_a_vector_of_rows_at_a_time(isa, dtype, one_thread):
+    """Rows of a vector to a kilobyte dotted with the shared vector ('ij,j->i'
+    with j = 8..256 f32), a vector's worth of rows at a time, their sums
+    reduced together into one vector of outputs: row lengths from under a
+    vector to past eight vectors (the shared vector in registers, then read
+    from memory), rows ending mid-vector with infs in the overlap kept infs,
+    row counts around multiples of the vector, the vector as either input,
+    outputs contiguous, strided, summed over an outer loop and scaled per
+    row; and identical rows give identical bits wherever they fall (in a
+    vector of rows or in the four-row blocks past the last one)."""
+    rng = np.random.default_rng(47)
+    item = np.dtype(dtype).itemsize
+    for n in sorted({3, 4, 8, 9, 12, 16, 19, 24, 33, 64, 70, 128, 1024 // item}):
+        for R in (16, 20, 37, 84):
+            A = _rand(rng, (2, R, n + 3), dtype)
+            w = np.abs(_rand(rng, (n,), dtype))
+            A[0, 1, max(0, n - 16):n] = np.inf
+            want = A[0, :, :n] @ w
+            fin = np.isfinite(want)
+            for loops, ins in (([(R, n + 3, 0, 1), (n, 1, 1, 0)], (A[0], w)),
+                               ([(R, 0, n + 3, 1), (n, 1, 1, 0)], (w, A[0]))):
+                o = np.full(2 * R + 1, np.nan, dtype)
+                for so, view in ((1, o[:R]), (2, o[:2 * R:2])):
+                    o[:] = np.nan
+                    lp = [loops[0][:3] + (so,), loops[1]]
+                    _native.prepare_nest(dtype, 2, lp)(ins, o, isa=isa)
+                    assert np.isposinf(view[1]), (n, R, so)
+                    _close(view[fin], want[fin], dtype, n)
+                    assert np.isnan(o[so * (R - 1) + 1:]).all() and (so == 1 or np.isnan(o[1:2 * R:2]).all())
+            # summed over an outer loop (the second visit adds to the first)
+            # and scaled per row by a third input
+            B = A.copy()
+            B[0, 1] = 0
+            c = _rand(rng, (R,), dtype)
+            o = np.full(R, np.nan, dtype)
+            _native.prepare_nest(dtype, 3, [(2, R * (n + 3), 0, 0, 0), (R, n + 3, 0, 1, 1),
+                                            (n, 1, 1, 0, 0)])((B, w, c), o, isa=isa)
+            _close(o, (B[0, :, :n] @ w + B[1, :, :n] @ w) * c, dtype, 2 * n)
+            if R in (20, 84):
+                C = np.repeat(B[1, :1, :n], R, axis=0)
+                o = np.full(R, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(R, n, 0, 1), (n, 1, 1, 0)])((C, w), o, isa=isa)
+                assert np.unique(o).size == 1, (n, R, o)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_four_strided_rows_summed_load_vectors(isa, dtype, one_thread):
     """Rows of a vector and more with strides of +-1 or +-2 (not both unit),
     four at a time, each into its own output: vector loads a row at a time
