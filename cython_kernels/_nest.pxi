@@ -169,8 +169,8 @@ cdef class NestCall:
         return ISA_NAMES[ep_nest_row_isa(&self.d, -1)]
 
     def streams(self):
-        """Whether its row sums read an operand from beyond L3, in the row
-        order stream_order() reports."""
+        """Whether its row sums stream an operand from memory (one past half
+        of L3), in the row order stream_order() reports."""
         return bool(ep_nest_streams(&self.d))
 
 
@@ -179,7 +179,7 @@ _STREAM_STATES = {0: "four", 1: "one", 2: "measuring"}
 
 def stream_order():
     """(order, GB/s one row at a time, GB/s four rows at a time) of the row
-    sums that read beyond L3: 'one' or 'four' once measured (or fixed by
+    sums that stream an operand from memory: 'one' or 'four' once measured (or fixed by
     EINPLAN_STREAM_ROWS), 'measuring' before; the rates measured so far."""
     cdef double one = 0, four = 0
     cdef int st = ep_stream_report(&one, &four)

@@ -65,7 +65,7 @@ int ep_nest_threads(const ep_nest_desc_t *d);
 // in use): a row that fills less than one vector of it may run narrower.
 int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
 
-// The order of row sums that read an operand from beyond L3 (ep_nest.c):
+// The order of row sums that stream an operand from memory (ep_nest.c):
 // measured on the first such calls, then fixed for the process.
 enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
 int ep_nest_streams(const ep_nest_desc_t *d);   // d's row sums are such

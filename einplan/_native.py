@@ -222,7 +222,7 @@ def probe_ukr_gflops(isa_name, dtype=np.float32):
 
 def stream_order():
     """(order, GB/s one row at a time, GB/s four at a time) of the nest's
-    row sums over operands beyond L3 (ep_nest.c measures it on those calls)."""
+    row sums that stream an operand from memory (ep_nest.c measures it on those calls)."""
     return _require().stream_order()
 
 

@@ -68,8 +68,9 @@ def build(ctx, i, step) -> Step:
 
 
 def _stream_text(step) -> str:
-    """The order the row kernel reads rows from beyond L3 in (ep_nest.c
-    measures the core's faster order on the first such calls)."""
+    """The order the row kernel reads rows streamed from memory in (an
+    operand past half of L3; ep_nest.c measures the core's faster order on
+    the first such calls)."""
     if step.native is None or not step.native.streams():
         return ""
     order, one, four = _native.stream_order()
@@ -77,7 +78,7 @@ def _stream_text(step) -> str:
         order, "alternately one after another and four at a time, until the faster is measured")
     rates = (f" (measured {one:.1f} GB/s one after another, {four:.1f} four at a time)"
              if one > 0 and four > 0 else "")
-    return f", rows from beyond L3 read {how}{rates}"
+    return f", rows streamed from memory (an operand past half of L3) read {how}{rates}"
 
 
 def _role_rows(ctx, step) -> tuple:
