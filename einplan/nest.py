@@ -522,6 +522,7 @@ MAX_SHORT = 8           # a loop this short can run inside the row kernel (EP_NE
 SHORT_DOT_ROW = 1024    # longest summed row of the small-edge kernel (its dots are not pairwise)
 SHORT_ROW_START = 8     # element-equivalents of starting one of its rows (a call, S factors)
 SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
+SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strided in the output
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 
 
@@ -596,7 +597,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                 # more ending a unit-stride row of at least one), the stores
                 if abs(ol) == 1 and nv and nt:
                     nv, nt = nv + 1, 0
-                per_row = S.extent * (nv + nt) + (nv if abs(ol) == 1 else n)
+                per_row = S.extent * (nv + nt) + (nv if abs(ol) == 1 else SHORT_SCATTER * n)
             elif (ol == 0 and os_ != 0 and len(moving) == 2 and lanes <= n <= SHORT_DOT_ROW
                   and not dtype_complex):
                 shared = any(S.strides[j] == 0 for j in moving)
