@@ -182,16 +182,19 @@ NT(bfly)(NT(vec) x, NT(vec) y, int h)
     return __builtin_shuffle(x, y, lo) + __builtin_shuffle(x, y, hi);
 }
 
-// sums[k] = NT(hsum)(v[k], 1, 0) for K <= 8 vectors (K a constant where it
-// is inlined, so the levels unroll)
-static inline __attribute__((always_inline)) NT_TGT void NT(hsums)(NT(vec) *v, int K, T *sums)
+// The butterfly levels of K <= 16 vectors' lane sums, in NT(hsum)'s order:
+// each level pairs vectors while there are two or more (split[level] set),
+// else folds the one left onto itself.  Written out, each h a literal, so
+// each level's shuffle masks are constants (a loop over h builds them at
+// run time).  Returns the vectors left; *lev the levels run.
+static inline __attribute__((always_inline)) NT_TGT int NT(hsums_tree)(NT(vec) *v, int K,
+                                                                      int *split, int *lev)
 {
-    int cnt = K, lev = 0, split[8];
-    // the levels written out, each h a literal, so each level's shuffle
-    // masks are constants (a loop over h builds them at run time)
+    int cnt = K;
+    *lev = 0;
 #define NT_HSUMS_LEVEL(H)                                                                 \
     do {                                                                                  \
-        split[lev++] = cnt > 1;                                                           \
+        split[(*lev)++] = cnt > 1;                                                        \
         if (cnt > 1) {                                                                    \
             _Pragma("GCC unroll 8") for (int k = 0; k < cnt / 2; k++)                     \
                 v[k] = NT(bfly)(v[2 * k], v[2 * k + 1], H);                               \
@@ -210,6 +213,16 @@ static inline __attribute__((always_inline)) NT_TGT void NT(hsums)(NT(vec) *v, i
     NT_HSUMS_LEVEL(2);
 #endif
     NT_HSUMS_LEVEL(1);
+#undef NT_HSUMS_LEVEL
+    return cnt;
+}
+
+// sums[k] = NT(hsum)(v[k], 1, 0) for K <= 16 vectors (K a constant where it
+// is inlined, so the levels unroll)
+static inline __attribute__((always_inline)) NT_TGT void NT(hsums)(NT(vec) *v, int K, T *sums)
+{
+    int split[8], lev;
+    int cnt = NT(hsums_tree)(v, K, split, &lev);
     // lane l of vector j came, at each level that halved the vectors, from
     // the odd one of its pair where l has that level's bit
     for (int j = 0; j < cnt; j++)
@@ -1120,18 +1133,8 @@ NT_FN ep_dim_t NT(rows_dot4)(ep_dim_t r, const T *z, ep_inc_t az, const T *w, ep
 // reversed, then one permute back
 static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(hsums_vec)(NT(vec) *v)
 {
-    int cnt = VL, lev = 0, split[8];
-#if VL >= 16
-    NT_HSUMS_LEVEL(8);
-#endif
-#if VL >= 8
-    NT_HSUMS_LEVEL(4);
-#endif
-#if VL >= 4
-    NT_HSUMS_LEVEL(2);
-#endif
-    NT_HSUMS_LEVEL(1);
-    (void)split;
+    int split[8], lev;
+    NT(hsums_tree)(v, VL, split, &lev);
     NT(ivec) rev;
     for (int l = 0; l < VL; l++) {
         int q = 0;
@@ -2466,7 +2469,6 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_HELD
 #undef NT_AXPY4
 #undef NT_PERIOD_V
-#undef NT_HSUMS_LEVEL
 #undef NT_DOTV
 #undef NT_DOTV_BYTES
 #undef NT_PK

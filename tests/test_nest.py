@@ -891,48 +891,19 @@ def _check_rows_dotted(dtype, loops, ins, want, isa):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-def test_complex_rows_of_one_block_dotted_four_at_a_time(isa, dtype, one_thread):
-    """Contiguous complex dots of up to one block (NB elements), four rows at
-    a time with their horizontal sums sharing shuffles (rows of one or two
-    pairs of vectors against a shared vector unrolled): each row's sum has
-    the bits of the same row dotted alone, whatever its place in a block of
-    four or past the last whole one; the vector as either input, every row
-    into its own element, with a scale per row, and all into one."""
+def test_complex_rows_dotted_with_a_shared_vector_have_the_bits_of_one_row(isa, dtype,
+                                                                          one_thread):
+    """Contiguous complex dots against a shared vector: rows of up to one
+    block (NB elements) four at a time with their horizontal sums sharing
+    shuffles (rows of one or two pairs of vectors unrolled), rows of 8 KB
+    or more (within one block or past it) two at a time sharing the
+    vector's loads.  Each row's sum has the bits of the same row dotted
+    alone, whatever its place in a block of rows or past the last whole
+    one; the vector as either input, rows ending mid-vector, every row into
+    its own element, with a scale per row, and all into one."""
     rng = np.random.default_rng(41)
-    for n in (4, 8, 9, 16, 31, 32, 64, 2048):
+    for n in (4, 8, 9, 16, 31, 32, 64, 2048, 2049, 2 * 2048 + 7):
         for R in (4, 5, 7, 9):
-            A = _rand(rng, (R, n + 3), dtype)
-            w = _rand(rng, (n,), dtype)
-            c = _rand(rng, (R,), dtype)
-            alone = np.empty(R, dtype)
-            for r in range(R):
-                _native.prepare_nest(dtype, 2, [(n, 1, 1, 0)])((A[r], w), alone[r:r + 1],
-                                                                isa=isa)
-            _close(alone, A[:, :n] @ w, dtype, n)
-            for ins, loops in [((A, w), [(R, n + 3, 0, 1), (n, 1, 1, 0)]),
-                               ((w, A), [(R, 0, n + 3, 1), (n, 1, 1, 0)])]:
-                o = np.full(R + 1, np.nan, dtype)
-                _native.prepare_nest(dtype, 2, loops)(ins, o[:R], isa=isa)
-                assert o[:R].tobytes() == alone.tobytes(), (n, R)
-                assert np.isnan(o[R])
-                _check_rows_dotted(dtype, loops, ins, A[:, :n] @ w, isa)
-            o = np.full(R, np.nan, dtype)
-            _native.prepare_nest(dtype, 3, [(R, n + 3, 0, 1, 1), (n, 1, 1, 0, 0)])(
-                (A, w, c), o, isa=isa)
-            _close(o, (A[:, :n] @ w) * c, dtype, n)
-
-
-@pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-def test_long_complex_rows_dotted_with_one_vector_two_at_a_time(isa, dtype, one_thread):
-    """Contiguous complex rows past one block (NB elements) dotted with a
-    shared vector two rows at a time, the vector's loads shared: each row's
-    sum has the bits of the same row dotted alone, in a pair or the odd one
-    after the last pair; the vector as either input, rows ending mid-vector,
-    every row into its own element, with a scale per row, and all into one."""
-    rng = np.random.default_rng(53)
-    for n in (2049, 2 * 2048 + 7):
-        for R in (2, 3, 5):
             A = _rand(rng, (R, n + 3), dtype)
             w = _rand(rng, (n,), dtype)
             c = _rand(rng, (R,), dtype)
