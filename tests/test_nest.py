@@ -1335,6 +1335,21 @@ print(" ".join(out), order, one > 0, four > 0)
 """
 
 
+def test_a_loop_at_unit_stride_for_a_far_strided_operand_goes_around_the_row():
+    """An operand the row strides far ('abc,abc->' F x C: op 1 at 704 along
+    a) that an outer loop walks at unit stride (c) has that loop right
+    around the row, where the tiles copy the operand along its own unit
+    stride, whatever the other loops' strides say (c outermost re-read each
+    of op 1's lines for every c: (11170,16,44) f64 0.49x numpy, 1.11x)."""
+    rng = np.random.default_rng(59)
+    a = np.asfortranarray(rng.standard_normal((300, 16, 44)))
+    b = rng.standard_normal((300, 16, 44))
+    (st,) = einplan.explain("abc,abc->", a, b).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]] == ["b", "c", "a"], st["nest"]
+    assert st["nest"]["tile"], st["nest"]
+    _close(einplan.einsum("abc,abc->", a, b), np.einsum("abc,abc->", a, b), "float64", a.size)
+
+
 def test_rows_stream_from_memory_past_half_of_l3():
     """Rows stream (in the measured order) once an operand spans more than
     half of L3, not only more than all of it: an L3 shared with other cores
