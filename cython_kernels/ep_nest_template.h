@@ -168,7 +168,7 @@ static inline __attribute__((always_inline)) NT_TGT T NT(hsum)(NT(vec) v, int st
 
 // One level of NT(hsum) (lane l plus lane l ^ h) on two vectors at once:
 // x's sums in the lanes whose bit h is clear, y's where it is set.  Levels
-// of these sum eight vectors' lanes in NT(hsum)'s order, each vector's sum
+// of these sum up to sixteen vectors' lanes in NT(hsum)'s order, each vector's sum
 // the bits NT(hsum) gives it alone, in a few in-lane shuffles a level
 // instead of a horizontal sum per vector.
 static inline __attribute__((always_inline)) NT_TGT NT(vec)
@@ -972,7 +972,6 @@ NT(scale)(int nf, const T *const *f, const ep_inc_t *fs, ep_dim_t r, T *sc)
 
 #if !CPX
 #define NT_SV 8              // longest row whose shared vector is held in registers
-#define NT_DOTV 1
 #define NT_DOTV_BYTES 1024    // longest row rows_dotv takes
 
 // Four rows of n (a constant after inlining) against the vector w held in
@@ -1418,7 +1417,9 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // streams jumping across each page, which the hardware prefetcher
     // follows worse than one ('bij,bj->bi' at 256: 6.5 ms one row at a
     // time, 9 ms four), and their set-up is paid once per kilobyte anyway.
-    int dotv = NT_DOTV && contig && nm == 2 && (rs[0] == 0) != (rs[1] == 0) && so != 0
+    // short dot rows against one vector shared by every row, into an output
+    // element each: a vector of rows at a time (rows_dotv)
+    int dotv = contig && nm == 2 && (rs[0] == 0) != (rs[1] == 0) && so != 0
                && R >= VL && n >= VL && n * (ep_dim_t)sizeof(T) <= NT_DOTV_BYTES;
     int vec4 = !dotv && contig && nm >= 1 && nm <= 2 && n >= VL
                && n * (ep_dim_t)sizeof(T) <= 512;
@@ -2469,7 +2470,6 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_HELD
 #undef NT_AXPY4
 #undef NT_PERIOD_V
-#undef NT_DOTV
 #undef NT_DOTV_BYTES
 #undef NT_PK
 #undef NT_PK2
