@@ -8,7 +8,9 @@
   Dot        'a,a->' 3.3M complex128, 'ijab,iajb->' (10,10,72,72) f64 (permuted dot)
   Hadamard   'ab,ba->ab' F x C f32 (58,357), 'ij,ij,ij->i' 1000^2 f64 (one pass)
   PermutedGemv  'ij,j->i' 4096^2 f64 with the matrix C- or F-ordered (dot form
-             vs axpy form), '...ij,j->...i' (3,5,5146,7) f64 (short rows)
+             vs axpy form), '...ij,j->...i' (3,5,5146,7) f64 (short rows),
+             'ij,j->i' (65536,16) f32 (a vector of rows at a time) and
+             (200,10000) c128 (long complex rows two at a time)
   ShortKGemm 'ij,jk->ik' with k <= 8: point sets times 3x3 / 4x4 matrices, a
              rank-5 update (the small-edge kernel against the packed engine)
 """
@@ -131,18 +133,23 @@ class PermutedGemv(ThreadsMixin):
     """Planner path: a GEMV reads the matrix once, the dot form (rows along
     the unit-stride k, reductions) for a C-ordered matrix, the axpy form
     (rows along the unit-stride m) for an F-ordered one; short rows run the
-    loop around them in one call.  Hand-written: A @ x."""
-    params = [["C", "F", "batched-short"], IMPLS, THREADS]
+    loop around them in one call; short contiguous rows a vector of rows at
+    a time, long complex rows two at a time.  Hand-written: A @ x."""
+    params = [["C", "F", "batched-short", "rows16-f32", "long-c128"], IMPLS, THREADS]
     param_names = ["layout", "impl", "threads"]
 
     def setup(self, layout, impl, threads):
+        spec = "ij,j->i"
         if layout == "batched-short":
             A, x = rnd((3, 5, 5146, 7), np.float64, seed=44), rnd((7,), np.float64, seed=45)
             spec = "...ij,j->...i"
+        elif layout == "rows16-f32":
+            A, x = rnd((65536, 16), np.float32, seed=50), rnd((16,), np.float32, seed=51)
+        elif layout == "long-c128":
+            A, x = _complex((200, 10000), 52), _complex((10000,), 54)
         else:
             A, x = rnd((4096, 4096), np.float64, seed=46), rnd((4096,), np.float64, seed=47)
             A = np.asfortranarray(A) if layout == "F" else A
-            spec = "ij,j->i"
         self.fn = make_call(impl, spec, [A, x], hand=lambda: A @ x)
         self.pin(threads)
         warm(self.fn)
