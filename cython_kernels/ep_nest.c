@@ -123,7 +123,8 @@ static inline void ep_put(int dt, void *p, ep_val_t v)
 // Row sums and a GEMV's dot rows that stream an operand from memory (one
 // past half of L3: an L3 shared with other cores or guests holds less than
 // its size -- in a Zen 4 guest with 32 MB, rows of 218 f32 over 20-32 MB
-// read 9 GB/s four at a time, 27 one at a time) run four rows at a time (four interleaved streams: on an Intel Xeon 'bij,bj->bi'
+// read 9 GB/s four at a time, 27 one at a time) run four rows at a time
+// (four interleaved streams: on an Intel Xeon 'bij,bj->bi'
 // 256^3 f32 reads 28 GB/s so, 20 one row at a time) or one row after
 // another (memory order: an AMD Zen 4 reads rows of 128-512 f32 at 9-12
 // GB/s four at a time, 28-31 one at a time).  Which order a core prefers is
@@ -185,8 +186,8 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
 }
 
 // Whether d's rows stream (see above): real rows of one or two inputs
-// contiguous along the row, one of which spans more than half of L3, in the three
-// kernels whose order differs: row sums of up to 512 bytes, dot rows up to
+// contiguous along the row, one of which spans more than half of L3, in the
+// three kernels whose order differs: row sums of up to 512 bytes, dot rows up to
 // a page, end to end, against one vector shared by every row, and long rows
 // up to a page summed into one output row ('ab->b' with b = 503).
 int ep_nest_streams(const ep_nest_desc_t *d)

@@ -1633,10 +1633,12 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // numpy's sgemv, 20 -> 28 GB/s, on a Xeon); shorter rows apart in
     // memory read four at a time jump between streams every kilobyte or
     // less, which the prefetcher follows worse than one stream
-    ep_inc_t az = rs[rs[0] == 0 ? 1 : 0];
-    if (r == 0 && dotv)
-        r = NT(rows_dotv)(p[rs[0] == 0 ? 1 : 0], az, p[rs[0] == 0 ? 0 : 1], n, R, o, so,
-                          first, nf, f, fs, seq);
+    // the rows zr and the vector ws every row shares (dotv: no path above ran)
+    const int zi = rs[0] == 0 ? 1 : 0;
+    const T *zr = p[nm == 2 ? zi : 0], *ws = p[nm == 2 ? 1 - zi : 0];
+    ep_inc_t az = rs[zi];
+    if (dotv)
+        r = NT(rows_dotv)(zr, az, ws, n, R, o, so, first, nf, f, fs, seq);
     if ((r == 0 || dotv) && nm == 2 && contig && R - r >= 4 && (rs[0] == 0) != (rs[1] == 0)
         && (dotv || n * (ep_dim_t)sizeof(T) >= 4096 || (az == (ep_inc_t)n && n >= 4 * VL)))
         // rows longer than a page stay four at a time in either order: each
@@ -1644,8 +1646,8 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         // four of them in flight read faster (Zen 4, rows of 4096 f32:
         // 3.8 ms four at a time, 4.7-4.9 one after another, 64 MB); the
         // rows past rows_dotv's last VL, the same sums
-        r = NT(rows_dot4)(r, p[rs[0] == 0 ? 1 : 0], az, p[rs[0] == 0 ? 0 : 1], n, R, o, so,
-                          first, nf, f, fs, seq && n * (ep_dim_t)sizeof(T) <= 4096);
+        r = NT(rows_dot4)(r, zr, az, ws, n, R, o, so, first, nf, f, fs,
+                          seq && n * (ep_dim_t)sizeof(T) <= 4096);
 #endif
     for (; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];

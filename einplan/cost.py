@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from . import _native, model
-from .nest import L3_SHARE, gathers_row, traffic
+from .nest import L3_SHARE, gathers_row, traffic, vector_lanes
 from .plan import GemmStep, NestStep, ReduceStep
 
 NOMINAL_GHZ = 3.0
@@ -92,7 +92,7 @@ def nest_seconds(step: NestStep, dtype) -> float:
     if step.row == "sum/gathered":
         # the shared vector gathered once per call, the rows contiguous
         strided = []
-    elif gathers_row(step.loops, max(1, model.VECTOR_BITS.get(_native.isa(), 128) // 8 // item)):
+    elif gathers_row(step.loops, vector_lanes(item)):
         # gathered into L1 a chunk at a time, then run contiguous
         strided = []
     n_ops = len(moving) + 1

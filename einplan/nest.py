@@ -131,13 +131,19 @@ NEST_ROW_START = 20.0    # cycles to start one row of the nest (pointers, a call
 COMPLEX_OPS = 4          # real multiply-adds per complex one
 
 
+def vector_lanes(real_itemsize: int) -> int:
+    """Lanes of the row kernels' vectors for a real element of this size
+    under the kernel set in use."""
+    return max(1, VECTOR_BITS.get(_native.isa(), 128) // 8 // real_itemsize)
+
+
 def nest_cycles(step, dtype) -> float:
     """Compute-side cycles of a NestStep, one thread: each iteration's
     multiply-adds (complex ones count COMPLEX_OPS) in vectors of the kernel
     set's lanes where the row is vectorised (contiguous, or the small-edge
     kernel), one by one where it gathers, plus NEST_ROW_START per row."""
     real = _itemsize(dtype) // (2 if str(dtype).startswith("complex") else 1)
-    lanes = max(1, VECTOR_BITS.get(_native.isa(), 128) // 8 // real)
+    lanes = vector_lanes(real)
     ops = len(step.inputs) * (COMPLEX_OPS if str(dtype).startswith("complex") else 1)
     if step.short and not str(dtype).startswith("complex"):
         # the small-edge kernel's products and sums contract into one FMA an
@@ -581,7 +587,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     if nin != 2 or len(loops) < 2:
         return None
     # the kernel set's vector width, for the lane counts of its cost
-    lanes = max(1, VECTOR_BITS.get(_native.isa(), 128) // 8 // itemsize)
+    lanes = vector_lanes(itemsize)
     total = math.prod(lp.extent for lp in loops)
     best = None
     for si, S in enumerate(loops):
