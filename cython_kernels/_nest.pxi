@@ -15,6 +15,7 @@ cdef extern from "ep_nest.h" nogil:
         int nthreads
         int tile
         int tile_row
+        int transposed
         ep_dim_t block
         int short_loop
         int conj
@@ -49,7 +50,7 @@ cdef class NestCall:
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
                  int64_t block=0, int short_loop=0, int tile_row=0, bint conj=False,
-                 offsets=None):
+                 offsets=None, bint transposed=False):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -69,6 +70,7 @@ cdef class NestCall:
         self.d.nthreads = max(nthreads, 1)
         self.d.tile = max(tile, 0)
         self.d.tile_row = max(tile_row, 0)
+        self.d.transposed = transposed
         self.d.block = max(block, 0)
         self.d.short_loop = short_loop
         self.d.conj = conj

@@ -241,6 +241,8 @@ typedef struct {
     int cx;                          // innermost loops (W, K, V); cx: its input x (the
                                      // one constant along W)
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
+    int tp, tpy;                     // in tiles: the two inputs cross in their unit strides
+                                     // and run NT(tpair), input mv[tpy] read across its rows
     void *sbuf;                      // the small-edge kernel's or the tiles' copies of
                                      // strided inputs (this thread's)
     int stream;                      // the row sums stream an operand from memory: their
@@ -346,6 +348,14 @@ static void ep_tiles(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
         for (ep_dim_t j0 = j_lo; j0 < j_hi; j0 += tj) {
             ep_dim_t jn = j_hi - j0 < tj ? j_hi - j0 : tj;
             int fj = first && (j0 == 0 || c->so != 0);
+            if (c->tp) {
+                int x = c->mv[1 - c->tpy], y = c->mv[c->tpy];
+                char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
+                c->rows->tpair(ptr[x] + (i0 * d->stride[x][dpt] + j0) * es, d->stride[x][dpt],
+                               ptr[y] + (i0 + j0 * c->ms[c->tpy]) * es, c->ms[c->tpy], R, jn,
+                               o, so0, c->so, fj && (i0 == 0 || so0 != 0));
+                continue;
+            }
             // the tile's rows in one call
             const void *p[EP_NEST_MAXIN], *fp[EP_NEST_MAXIN];
             ep_inc_t rs[EP_NEST_MAXIN], fs[EP_NEST_MAXIN], s[EP_NEST_MAXIN];
@@ -538,6 +548,20 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
             ep_inc_t ao = so < 0 ? -so : so, ai = si < 0 ? -si : si;
             c->pk[j] = so != 0 && ao < ai && ai > 2;
             if (c->pk[j]) *sbuf_n += ti * tj;
+        }
+        // asked for, two inputs, one unit along the row, the other copied
+        // but unit along the loop around it, and the output unit or 0
+        // along the row: the tile runs NT(tpair), the copied input read in
+        // place and transposed in registers
+        if (d->transposed && c->rows->tpair && c->nm == 2 && c->nf == 0 &&
+            (c->so == 0 || c->so == 1)) {
+            for (int y = 0; y < 2; y++)
+                if (c->pk[y] && !c->pk[1 - y] && d->stride[c->mv[y]][c->inner - 1] == 1 &&
+                    c->ms[1 - y] == 1) {
+                    c->tp = 1;
+                    c->tpy = y;
+                    *sbuf_n = 0;
+                }
         }
     }
     if (c->shortk) {

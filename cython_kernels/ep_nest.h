@@ -32,6 +32,11 @@ typedef struct {
                              // and near unit-stride along the outer loop are copied
                              // per tile into contiguous rows first)
     int tile_row;            // the tiles' edge along the row (0: the same as tile)
+    int transposed;          // 1: tiles of two inputs crossed in their unit strides (one
+                             // unit along the row, the other copied per tile but unit
+                             // along the loop around it; real; the output's row stride
+                             // 0 or 1) read the copied one in place, transposed in
+                             // registers (else ignored)
     ep_dim_t block;          // > 0: the innermost loop runs in blocks of this many
                              // elements, the block loop outside every other loop (what
                              // the outer loops re-read of a long row stays in cache)

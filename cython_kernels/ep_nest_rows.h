@@ -27,6 +27,8 @@ typedef void (*ep_ctile_fn)(const void *x, ep_inc_t xk, ep_inc_t xv, const void 
                             ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, void *o,
                             ep_inc_t ow, ep_inc_t ov, int first, void *buf);
 typedef ep_dim_t (*ep_ctile_buffer_fn)(void);
+typedef void (*ep_tpair_fn)(const void *x, ep_inc_t xr, const void *y, ep_inc_t yi, ep_dim_t R,
+                            ep_dim_t n, void *o, ep_inc_t orr, ep_inc_t oi, int first);
 typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
                                        ep_dim_t n);
 typedef void (*ep_pack_fn)(const void *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n,
@@ -42,14 +44,16 @@ typedef struct {
     ep_row_dotc_fn dotc;     // complex only: sum conj(x) * y (NULL for real types)
     ep_ctile_fn ctile;       // complex only: the register-tile kernel (NULL for real types)
     ep_ctile_buffer_fn ctile_buffer;
+    ep_tpair_fn tpair;       // real only: a tile of two inputs crossed in their unit strides
 } ep_rows_t;
 
-#define EP_ROWS(p, dotc, ct, ctb) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
+#define EP_ROWS(p, dotc, ct, ctb, tp) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
                      (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
                      (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
                      (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc, (ep_ctile_fn)ct, \
-                     (ep_ctile_buffer_fn)ctb }
-#define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer)
+                     (ep_ctile_buffer_fn)ctb, (ep_tpair_fn)tp }
+#define EP_RROWS(p) EP_ROWS(p, NULL, NULL, NULL, p##tpair)
+#define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer, NULL)
 
 // [dtype]: float32, float64, complex64, complex128 (ep_nest.h's EP_NEST_*)
 extern const ep_rows_t ep_nest_rows_generic[4];

@@ -42,5 +42,5 @@
 
 
 const ep_rows_t ep_nest_rows_generic[4] = {
-    EP_ROWS(ep_nest_gs_, NULL, NULL, NULL), EP_ROWS(ep_nest_gd_, NULL, NULL, NULL),
+    EP_RROWS(ep_nest_gs_), EP_RROWS(ep_nest_gd_),
     EP_CROWS(ep_nest_gc_), EP_CROWS(ep_nest_gz_)};

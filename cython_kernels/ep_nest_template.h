@@ -1237,7 +1237,187 @@ NT_FN ep_dim_t NT(rows_dotv)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
     }
 }
 #undef NT_DOT_BLOCK
-#undef NT_DOT_BLOCK
+#endif
+
+#if !CPX
+// One level of a VL x VL transpose in registers: rows i and i + h (bit h of
+// i clear) swap their off-diagonal blocks of h lanes.  The levels h = VL/2
+// .. 1 together swap each element's row bits with its lane bits.  Written
+// out per h (a literal where inlined), so the masks are constants.
+static inline __attribute__((always_inline)) NT_TGT void NT(tr_level)(NT(vec) *v, int h)
+{
+    NT(ivec) lo, hi;
+    for (int l = 0; l < VL; l++) {
+        lo[l] = l & h ? VL + l - h : l;
+        hi[l] = l & h ? VL + l : l + h;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < VL; i++)
+        if (!(i & h)) {
+            NT(vec) a = v[i], b = v[i + h];
+            v[i] = __builtin_shuffle(a, b, lo);
+            v[i + h] = __builtin_shuffle(a, b, hi);
+        }
+}
+
+static inline __attribute__((always_inline)) NT_TGT void NT(transpose_vl)(NT(vec) *v)
+{
+#if VL >= 16
+    NT(tr_level)(v, 8);
+#endif
+#if VL >= 8
+    NT(tr_level)(v, 4);
+#endif
+#if VL >= 4
+    NT(tr_level)(v, 2);
+#endif
+    NT(tr_level)(v, 1);
+}
+
+// What NT(tpair)'s products go to: the output element by element (a row
+// per row), one output row for all rows, a sum per row, one sum
+#define NT_TP_ELEM 0
+#define NT_TP_COLS 1
+#define NT_TP_ROWS 2
+#define NT_TP_ALL 3
+
+// Lanes of new where keep is set, of old elsewhere
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(blend)(NT(ivec) keep, NT(vec) nw, NT(vec) old)
+{
+    return (NT(vec))(((NT(ivec))nw & keep) | ((NT(ivec))old & ~keep));
+}
+
+// Columns [i, i + VL) of VL rows of x (unit along the row, rows xr apart)
+// times the same of y (unit across the rows: element (r, i) at y[r +
+// i*yi]): VL columns of y loaded as vectors down the rows and transposed in
+// registers to meet x's vectors.  Rows before k0 and (masked) lanes outside
+// keep were done by the block before: they leave the output as it is.  wr:
+// the output is written, not added to.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t i,
+                const int masked, NT(ivec) keep, int k0, T *o, ep_inc_t orr, int wr,
+                NT(vec) *acc)
+{
+    NT(vec) v[VL];
+    const T *yc = y + i * yi;
+#pragma GCC unroll 16
+    for (int k = 0; k < VL; k++) v[k] = NT_LD(yc + k * yi);
+    NT(transpose_vl)(v);
+#pragma GCC unroll 16
+    for (int k = 0; k < VL; k++) {
+        v[k] *= NT_LD(x + k * xr + i);
+        if (masked) v[k] = NT(kept)(v[k], keep);
+    }
+    if (mode == NT_TP_ELEM) {
+#pragma GCC unroll 16
+        for (int k = 0; k < VL; k++) {
+            if (k < k0) continue;
+            T *q = o + k * orr + i;
+            NT(vec) d = NT_LD(q), nw = wr ? v[k] : d + v[k];
+            NT_ST(q, masked ? NT(blend)(keep, nw, d) : nw);
+        }
+    } else if (mode == NT_TP_ROWS) {
+#pragma GCC unroll 16
+        for (int k = 0; k < VL; k++) acc[k] += v[k];
+    } else {
+        // the VL rows' products summed pairwise
+#pragma GCC unroll 16
+        for (int k = 0; k < VL; k++)
+            if (k < k0) v[k] = (NT(vec)){0};
+#pragma GCC unroll 16
+        for (int h = 1; h < VL; h *= 2)
+#pragma GCC unroll 16
+            for (int k = 0; k < VL; k += 2 * h) v[k] += v[k + h];
+        if (mode == NT_TP_COLS) {
+            T *q = o + i;
+            NT(vec) d = NT_LD(q), nw = wr ? v[0] : d + v[0];
+            NT_ST(q, masked ? NT(blend)(keep, nw, d) : nw);
+        } else {
+            acc[0] += v[0];
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) NT_TGT void
+NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R,
+               ep_dim_t n, T *o, ep_inc_t orr, int first)
+{
+    if (R < VL || n < VL) {
+        // under a vector of rows or of columns: element by element
+        T rest = 0;
+        for (ep_dim_t r = 0; r < R; r++) {
+            const T *xb = x + r * xr, *yb = y + r;
+            T *ob = o + r * orr;
+            int wr = first && (mode == NT_TP_ELEM || mode == NT_TP_ROWS || r == 0);
+            T s = 0;
+            for (ep_dim_t i = 0; i < n; i++) {
+                T p = xb[i] * yb[i * yi];
+                if (mode == NT_TP_ELEM || mode == NT_TP_COLS) ob[i] = wr ? p : ob[i] + p;
+                else s += p;
+            }
+            if (mode == NT_TP_ROWS) *ob = wr ? s : *ob + s;
+            else rest += s;
+        }
+        if (mode == NT_TP_ALL) *o = first ? rest : *o + rest;
+        return;
+    }
+    // the last vectors of rows and of columns overlap the ones before
+    // (rows before k0, lanes outside keep): no scalar steps
+    const ep_dim_t nv = n - n % VL;
+    NT(ivec) keep;
+    for (int l = 0; l < VL; l++) keep[l] = l >= VL - (int)(n - nv) ? -1 : 0;
+    NT(vec) tot = {0};
+    for (ep_dim_t r0 = 0; r0 < R; r0 += VL) {
+        ep_dim_t r = r0 + VL <= R ? r0 : R - VL;
+        int k0 = (int)(r0 - r);
+        const T *xb = x + r * xr, *yb = y + r;
+        T *ob = o + r * orr;
+        int wr = first && (mode == NT_TP_ELEM || mode == NT_TP_ROWS || r0 == 0);
+        NT(vec) acc[VL];
+        for (int k = 0; k < VL; k++) acc[k] = (NT(vec)){0};
+        for (ep_dim_t i = 0; i < nv; i += VL)
+            NT(tpair_block)(mode, xb, xr, yb, yi, i, 0, keep, k0, ob, orr, wr, acc);
+        if (nv < n)
+            NT(tpair_block)(mode, xb, xr, yb, yi, n - VL, 1, keep, k0, ob, orr, wr, acc);
+        if (mode == NT_TP_ROWS) {
+            NT(vec) s = NT(hsums_vec)(acc);
+            for (int k = k0; k < VL; k++) {
+                T *q = ob + k * orr;
+                *q = wr ? s[k] : *q + s[k];
+            }
+        } else if (mode == NT_TP_ALL) {
+            tot += acc[0];
+        }
+    }
+    if (mode == NT_TP_ALL) {
+        T s = NT(hsum)(tot, 1, 0);
+        *o = first ? s : *o + s;
+    }
+}
+
+// A tile of two inputs that disagree on the unit stride ('ab,ab->' of a
+// Fortran and a C array; 'ab,ba->ab'): x[r*xr + i] unit along the row, y[r
+// + i*yi] unit across the rows, read in place in VL x VL blocks transposed
+// in registers -- no copy of y, and each operand's lines read as they lie.
+// The output o[r*orr + i*oi], oi 1 or 0: elementwise (orr 0: every row into
+// one), or summed along the row (orr 0: into one element).  first: the
+// output is written, not added to.
+NT_FN void NT(tpair)(const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R, ep_dim_t n,
+                     T *o, ep_inc_t orr, ep_inc_t oi, int first)
+{
+    if (oi)
+        if (orr) NT(tpair_mode)(NT_TP_ELEM, x, xr, y, yi, R, n, o, orr, first);
+        else NT(tpair_mode)(NT_TP_COLS, x, xr, y, yi, R, n, o, 0, first);
+    else if (orr)
+        NT(tpair_mode)(NT_TP_ROWS, x, xr, y, yi, R, n, o, orr, first);
+    else
+        NT(tpair_mode)(NT_TP_ALL, x, xr, y, yi, R, n, o, 0, first);
+}
+#undef NT_TP_ELEM
+#undef NT_TP_COLS
+#undef NT_TP_ROWS
+#undef NT_TP_ALL
 #endif
 
 // rows_sum of two inputs whose input v is the same vector for every row,
@@ -2461,6 +2641,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_SW1
 #undef NT_SEQ_N
 #undef NT_EVEN
+#undef NT_ODD
 #undef NT_ODDREV
 #undef NT_PODDREV
 #undef NT_PREV

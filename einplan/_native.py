@@ -130,18 +130,21 @@ def prepare_gemm(dtype, m, n, k, batch=()):
 
 
 def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=False,
-                 tile_row=0, conj=False, offsets=None):
+                 tile_row=0, conj=False, offsets=None, transposed=False):
     """A NestCall: ``out = sum prod(inputs)`` over ``loops`` (outer to inner,
     each (extent, stride per input, stride of the output), in elements),
     validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h).
     ``short``: 1 (or True): the two innermost loops run in the small-edge
     kernel; 2: the three innermost in the complex register-tile kernel;
-    ``tile`` x ``tile_row`` (0: square): the tiles of the two innermost.
+    ``tile`` x ``tile_row`` (0: square): the tiles of the two innermost;
+    ``transposed``: tiles of two inputs crossed in their unit strides run the
+    transposing kernel (see ep_nest.h).
     ``conj``: input 0 enters conjugated (a complex dot over one loop).
     ``offsets``: each operand's first element (inputs, then the output), in
     elements from its array's data pointer; zeros when None."""
     return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile, block, short,
-                               tile_row=tile_row, conj=conj, offsets=offsets)
+                               tile_row=tile_row, conj=conj, offsets=offsets,
+                               transposed=transposed)
 
 
 def nest_runner(call, idx, mem_shape, perm, scalar):

@@ -474,6 +474,66 @@ def test_rows_summed_into_one_row_keep_infs(isa, dtype, one_thread):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
+    """Tiles of two inputs crossed in their unit strides (x unit along the
+    row, y unit along the loop around it) run the transposing kernel, y read
+    in place a vector of columns at a time: every output form (elementwise,
+    every row into one, a sum per row at unit and wider strides, one sum),
+    written once and then added to (an outer summed loop of 2), x's rows and
+    y's columns walked backwards, and tiles whose edges leave rows and
+    columns past the last vector."""
+    rng = np.random.default_rng(29)
+    for m, n in [(37, 11), (9, 130), (64, 64), (3, 5), (300, 7), (17, 33)]:
+        Aw = _rand(rng, (m, n), dtype)
+        Bw = _rand(rng, (n, 2 * m), dtype)
+        for A, xr in [(Aw, n), (Aw[::-1], -n)]:
+            for B, yi in [(Bw[:, :m], 2 * m), (Bw[::-1, :m], -2 * m)]:
+                P = A * B.T
+                for ti, tj in [(m, n), (5, 7), (8, 2048), (m, 3)]:
+                    kw = dict(tile=ti, tile_row=tj)
+                    outs = [((m, n), n, 1, P), ((n,), 0, 1, P.sum(0)), ((m,), 1, 0, P.sum(1)),
+                            ((2 * m,), 2, 0, P.sum(1)), ((), 0, 0, P.sum())]
+                    for shape, orr, oi, want in outs:
+                        o = np.full(shape, np.nan, dtype)
+                        loops = [(2, 0, 0, 0), (m, xr, 1, orr), (n, 1, yi, oi)]
+                        _native.prepare_nest(dtype, 2, loops, transposed=True, **kw)(
+                            (A, B), o, isa=isa)
+                        got = o[::2] if shape == (2 * m,) else o
+                        _close(got, 2 * want, dtype, 2 * m * n)
+
+
+def test_crossed_inputs_plan_the_transposing_kernel():
+    """'ab,ab->' of a Fortran and a C array (and 'ab,ba->ab') plan the
+    transposing kernel in tiles of every row by a run of the row, and say so;
+    a y walked backwards across its rows, complex, or rows of middling length
+    past L2 keep the copied tiles."""
+    from einplan.nest import TPAIR_ROW
+    A = np.asfortranarray(np.ones((3000, 300)))
+    B = np.ones((3000, 300))
+    st = _plan_for("ab,ab->", A, B).steps[0]
+    assert st.row == "sum/transposed"
+    assert (st.tile, st.tile_row) == (300, TPAIR_ROW)
+    text = str(einplan.explain("ab,ab->", A, B))
+    assert "transposed in registers" in text
+    st = _plan_for("ab,ba->ab", B, np.ones((300, 3000))).steps[0]
+    assert st.row == "prod/transposed"
+    st = _plan_for("ab,ba->ab", B, np.ones((300, 3000))[:, ::-1]).steps[0]
+    assert st.row != "prod/transposed" and st.tile
+    Bc = B.astype(complex)
+    st = _plan_for("ab,ab->", A.astype(complex), Bc).steps[0]
+    assert not st.row.endswith("transposed")
+    # rows of middling length past L2 keep the copies; in cache they transpose
+    A3 = np.ones((36, 1885, 111), np.float32)
+    B3 = np.ones((36, 111, 1885), np.float32)
+    st = _plan_for("abc,acb->abc", A3, B3).steps[0]
+    assert st.tile and st.row == "prod/strided"
+    st = _plan_for("abc,acb->abc", A3[:1, :200].copy(), B3[:1, :, :200].copy()).steps[0]
+    assert st.row == "prod/transposed"
+    np.testing.assert_allclose(einplan.einsum("ab,ab->", A, B), 3000 * 300)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_tile_copy_compacts_rows_at_stride_two(isa, dtype, one_thread):
     """A tile's copy of an input whose tile rows run at stride 2 ('ab,ba->a'
@@ -521,7 +581,8 @@ def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
 def test_tile_shapes_take_the_short_side_whole():
     """A crossed pair of loops with a short row is tiled whole rows by a
     block of the long side, a long pair square, and the explain report
-    says so ('abc,acb->abc' with c = 111, 'ab,ba->ab' with a reversed B)."""
+    says so ('abc,acb->abc' with c = 111, 'ab,ba->ab' with B reversed
+    along its unit axis: both keep the copied tiles)."""
     from einplan.nest import nest_step, PACK_BYTES
     sizes = {"a": 36, "b": 1885, "c": 111}
     st = nest_step(None, [(0, "abc", (1885 * 111, 111, 1)), (1, "acb", (-1885 * 111, 1885, 1))],
@@ -529,7 +590,7 @@ def test_tile_shapes_take_the_short_side_whole():
     assert st.loops[-1].labels == "c" and st.tile_row == 111
     assert 8 <= st.tile and st.tile * 111 * 4 <= PACK_BYTES
     sizes = {"a": 3000, "b": 2000}
-    st = nest_step(None, [(0, "ab", (2000, 1)), (1, "ba", (3000, 1))], 0, "ab",
+    st = nest_step(None, [(0, "ab", (2000, 1)), (1, "ba", (3000, -1))], 0, "ab",
                    {"a": 2000, "b": 1}, sizes, np.dtype("float64"))
     assert st.tile == st.tile_row and st.tile * st.tile * 8 <= PACK_BYTES
     A = np.ones((50, 111), np.float32)

@@ -49,5 +49,5 @@
 #include "ep_nest_template.h"
 
 const ep_rows_t ep_nest_rows_avx2[4] = {
-    EP_ROWS(ep_nest_as_, NULL, NULL, NULL), EP_ROWS(ep_nest_ad_, NULL, NULL, NULL),
+    EP_RROWS(ep_nest_as_), EP_RROWS(ep_nest_ad_),
     EP_CROWS(ep_nest_ac_), EP_CROWS(ep_nest_az_)};

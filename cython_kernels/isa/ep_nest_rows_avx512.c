@@ -45,5 +45,5 @@
 #include "ep_nest_template.h"
 
 const ep_rows_t ep_nest_rows_avx512[4] = {
-    EP_ROWS(ep_nest_xs_, NULL, NULL, NULL), EP_ROWS(ep_nest_xd_, NULL, NULL, NULL),
+    EP_RROWS(ep_nest_xs_), EP_RROWS(ep_nest_xd_),
     EP_CROWS(ep_nest_xc_), EP_CROWS(ep_nest_xz_)};

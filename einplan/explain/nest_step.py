@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import prod
 
 from .. import _native, model
+from ..nest import transposed_pair
 from ..plan import OUT
 from .schema import Kernel, NestDesc, NestLoopDesc, RoleRow, Step
 
@@ -41,6 +42,7 @@ def build(ctx, i, step) -> Step:
                else "")
             + (f", {step.tile}x{step.tile_row} tiles over the two innermost loops"
                if step.tile else "")
+            + _transposed_text(step)
             + (f", the row in blocks of {step.block} (block loop outermost)"
                if step.block else "")
             + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
@@ -65,6 +67,16 @@ def build(ctx, i, step) -> Step:
                 b=ins[1] if len(ins) > 1 else None, inputs=ins, c=ctx.slot(step.dst),
                 roles=_role_rows(ctx, step), kernel=kernel, nest=nest,
                 cost=ctx.cost(pred, threads))
+
+
+def _transposed_text(step) -> str:
+    """How the transposing tile kernel meets two inputs crossed in their unit
+    strides (nest.transposed_pair)."""
+    if not step.row.endswith("/transposed"):
+        return ""
+    x, y = transposed_pair(step.loops)
+    return (f": in{y} read down its unit stride a vector of columns at a time and "
+            f"transposed in registers to meet in{x}'s rows, no copy")
 
 
 def _stream_text(step) -> str:
