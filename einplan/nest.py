@@ -648,6 +648,16 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
             moving = [j for j in range(nin) if L.strides[j] != 0]
             nv, nt = divmod(n, lanes)
             order = [lp for i, lp in enumerate(loops) if i not in (si, li)]
+            need = [j for j in moving if L.strides[j] != 1]
+            if need and order and any(order[-1].strides[j] != 0 for j in need):
+                # a loop along which the inputs to copy stay put goes right
+                # around S: they are copied once per call of the kernel
+                # ('bij,bkj->bki' (215,312,3) x (215,167,3) F f32: the output
+                # row along k, B's rows copied once per b, not i strided 167)
+                still = [lp for lp in order if all(lp.strides[j] == 0 for j in need)]
+                if still:
+                    pick = max(still, key=lambda lp: lp.extent)
+                    order = [lp for lp in order if lp is not pick] + [pick]
             outer = order[-1] if order else None
             start = SHORT_ROW_START
             if (os_ == 0 and len(moving) == 1 and not dtype_complex

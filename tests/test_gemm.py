@@ -530,6 +530,30 @@ def test_gemm_groups_more(restore_threads, case, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("isa", K.available_isas() if K is not None else [])
+def test_packs_compact_rows_strided_along_k(restore_threads, isa, dtype):
+    """A row-major A and a B stored (n, k), both sliced along k (stride 2, 3,
+    -2; 9 takes the element loop): each panel's rows compacted a chunk of k at
+    a time, then transposed as contiguous rows are; k around the chunk (64)
+    and the transposes, every leftover row of a panel."""
+    prev = K.isa()
+    K.set_isa(isa)
+    try:
+        for M, N, Kx in [(7, 149, 8), (13, 131, 65), (37, 57, 130), (64, 40, 400)]:
+            for ks in (2, 3, -2, 9):
+                A = rand((M, Kx * abs(ks)), dtype, M)[:, ::ks]       # m k, k strided
+                Bt = rand((N, Kx * abs(ks)), dtype, N)[:, ::ks]      # n k, k strided
+                C0 = rand((M, N), dtype, 3)
+                C = C0.copy()
+                groups = describe(A, "mk", Bt, "nk", C, "mn", "m", "n", "k")
+                _native.gemm(A, Bt, C, *groups, alpha=0.5, beta=-2.0)
+                ref, mag = expected(A, "mk", Bt, "nk", C0, "mn", 0.5, -2.0)
+                assert_close(C, ref, mag, Kx, dtype)
+    finally:
+        K.set_isa(prev)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("isa", K.available_isas() if K is not None else [])
 def test_transposing_packs(restore_threads, isa, dtype):
     """Operands contiguous along k on the packed path -- A row-major ('ik')
     and B stored as (n, k) ('jk') -- pack through register transposes of 8

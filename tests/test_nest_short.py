@@ -414,6 +414,26 @@ def test_small_edge_row_strided_in_the_output_is_priced_per_lane():
            "float32", 5)
 
 
+def test_small_edge_copies_once_under_a_loop_it_stays_put_along():
+    """A candidate row along which an input must be copied takes, right
+    around the short loop, a loop that input stays put along, so it is
+    copied once per call of the kernel: 'bij,bkj->bki' (215,312,3)[..., ::2]
+    x (215,167,3) F f32 with j = 3 runs its row along 'k' (unit stride in
+    the output, B's rows copied once per b) under 'i', not along 'i' (167
+    apart in the output: 0.38x numpy there, 1.76x along 'k')."""
+    from einplan.nest import NestLoop, _short_edge
+    loops = [NestLoop("j", 3, (2, 35905, 0)), NestLoop("i", 312, (6, 0, 167)),
+             NestLoop("b", 215, (1872, 1, 52104)), NestLoop("k", 167, (0, 215, 1))]
+    order = _short_edge(loops, 4, 2)
+    assert [lp.labels for lp in order][-3:] == ["i", "j", "k"], order
+    rng = np.random.default_rng(31)
+    a = rand((215, 312, 6), "float32", rng=rng)[..., ::2]
+    b = np.asfortranarray(rand((215, 167, 3), "float32", rng=rng))
+    (st,) = einplan.explain("bij,bkj->bki", a, b).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]][-1] == "k", st["nest"]
+    _close(einplan.einsum("bij,bkj->bki", a, b), np.einsum("bij,bkj->bki", a, b), "float32", 3)
+
+
 def test_thin_gemm_engine_by_predicted_cost():
     """A GEMM with an edge below MIN_GEMM_EDGE is planned on both engines
     and the cheaper by predicted compute runs, the reason recorded in the
