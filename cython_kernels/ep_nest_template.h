@@ -1932,6 +1932,49 @@ NT_FN void NT(rows_period)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t 
         NT(period_body)(1, x, x, n, R, o, first);
 }
 
+// The other way round: R rows of n elements end to end in the output, each
+// the same row x (contiguous) times its own scale y[r*fy], an outer product
+// with a short row ('ab,c->cba' (3, 2) x (2498642,): rows of 6, 45 cycles
+// a row one at a time).  In vectors of lcm(n, VL) elements (rp rows): x's
+// pattern held in registers, the rp scales loaded as one vector and spread
+// to their lanes by a permute, a multiply and a store per vector.  Each
+// element is y * x as the row at a time computes it: the same bits.
+NT_FN void NT(rows_period_prod)(const T *x, const T *y, ep_inc_t fy, ep_dim_t n, ep_dim_t R,
+                                T *o, int first)
+{
+    ep_dim_t P = n;
+    while (P % VL) P += n;
+    const int nv = (int)(P / VL), rp = (int)(P / n);
+    NT(vec) xp[NT_PERIOD_V];
+    NT(ivec) ix[NT_PERIOD_V];
+    for (int k = 0; k < nv; k++)
+        for (int l = 0; l < VL; l++) {
+            xp[k][l] = x[(k * VL + l) % n];
+            ix[k][l] = (IT)((k * VL + l) / n);
+        }
+    ep_dim_t r = 0;
+    for (; r + rp <= R; r += rp) {
+        NT(vec) yv;
+        if (fy == 1 && r + VL <= R) {
+            yv = NT_LD(y + r);
+        } else {
+            T ys[VL] = {0};
+            for (int q = 0; q < rp; q++) ys[q] = y[(r + q) * fy];
+            yv = NT_LD(ys);
+        }
+        T *d = o + r * n;
+        for (int k = 0; k < nv; k++) {
+            NT(vec) v = __builtin_shuffle(yv, ix[k]) * xp[k];
+            NT_ST(d + k * VL, first ? v : NT_LD(d + k * VL) + v);
+        }
+    }
+    for (; r < R; r++)
+        for (ep_dim_t i = 0; i < n; i++) {
+            T v = y[r * fy] * x[i], *d = o + r * n + i;
+            *d = first ? v : *d + v;
+        }
+}
+
 // R rows of n contiguous elements (or the products of two inputs' rows),
 // row r at x + r*rx (and y + r*ry), any row strides, times w[r*rw] when
 // `scaled` (an input constant along the row: a GEMV's vector), summed into
@@ -2574,6 +2617,11 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
         return;
 #endif
 #if !CPX
+    if (nm == 1 && nf == 1 && so == 1 && sor == (ep_inc_t)n && rs[0] == 0 && s[0] == 1 &&
+        n <= 16 && n % VL && R >= 2 * VL && NT(period_vectors)(n) <= NT_PERIOD_V) {
+        NT(rows_period_prod)(p[0], f[0], fs[0], n, R, o, first);
+        return;
+    }
     if (n <= 16 && n >= VL && nm >= 1 && nm <= 2 && so == 1 &&
         (s[0] == 1 || (s[0] == 2 && n > VL)) &&
         (s[nm - 1] == 1 || (s[nm - 1] == 2 && n > VL))) {

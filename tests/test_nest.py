@@ -475,6 +475,32 @@ def test_rows_summed_into_one_row_keep_infs(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_outer_rows_run_in_periods(isa, dtype, one_thread):
+    """An outer product whose rows (one shared row x times a scale per row)
+    are shorter than 17 elements and end to end in the output runs in
+    vectors of lcm(n, lanes) elements, the scales spread by a permute: rows
+    of every length that is not a whole number of vectors, row counts around
+    the period and past it (the rows left run one by one), scales at unit,
+    wider and negative strides, written once then added to (an outer summed
+    loop of 2); each element has the bits of y * x."""
+    rng = np.random.default_rng(37)
+    for n in (1, 2, 3, 5, 6, 7, 9, 12, 15):
+        for R in (16, 17, 61, 200):
+            x = _rand(rng, (n,), dtype)
+            yw = _rand(rng, (3 * R,), dtype)
+            for y, fy in [(yw[:R], 1), (yw[::3], 3), (yw[R - 1::-1], -1)]:
+                want = y[:, None] * x[None, :]
+                o = np.full((R, n), np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(R, 0, fy, n), (n, 1, 0, 1)])((x, y), o, isa=isa)
+                np.testing.assert_array_equal(o, want)
+                o = np.full((R, n), np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, 0, fy, n), (n, 1, 0, 1)])(
+                    (x, y), o, isa=isa)
+                np.testing.assert_array_equal(o, want + want)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
     """Tiles of two inputs crossed in their unit strides (x unit along the
     row, y unit along the loop around it) run the transposing kernel, y read
