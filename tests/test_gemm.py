@@ -534,7 +534,8 @@ def test_packs_compact_rows_strided_along_k(restore_threads, isa, dtype):
     """A row-major A and a B stored (n, k), both sliced along k (stride 2, 3,
     -2; 9 takes the element loop): each panel's rows compacted a chunk of k at
     a time, then transposed as contiguous rows are; k around the chunk (64)
-    and the transposes, every leftover row of a panel."""
+    and the transposes, every leftover row of a panel.  Then a column-major
+    A and a row-major B sliced along m and n (stride 2)."""
     prev = K.isa()
     K.set_isa(isa)
     try:
@@ -548,6 +549,16 @@ def test_packs_compact_rows_strided_along_k(restore_threads, isa, dtype):
                 _native.gemm(A, Bt, C, *groups, alpha=0.5, beta=-2.0)
                 ref, mag = expected(A, "mk", Bt, "nk", C0, "mn", 0.5, -2.0)
                 assert_close(C, ref, mag, Kx, dtype)
+            # a row-major B and a column-major A sliced along n and m: whole
+            # panels swept a row at a time from every other element
+            A = np.asfortranarray(rand((2 * M, Kx), dtype, M + 1))[::2]     # m k, m stride 2
+            B = rand((Kx, 2 * N), dtype, N + 1)[:, ::2]                    # k n, n stride 2
+            C0 = rand((M, N), dtype, 4)
+            C = C0.copy()
+            groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+            _native.gemm(A, B, C, *groups, alpha=0.5, beta=-2.0)
+            ref, mag = expected(A, "mk", B, "kn", C0, "mn", 0.5, -2.0)
+            assert_close(C, ref, mag, Kx, dtype)
     finally:
         K.set_isa(prev)
 
