@@ -24,7 +24,8 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 #define NT_CH 256            // elements of a strided row gathered into L1 at a time
 
 // lane indices: REV reverses a vector; EVEN (ODD) takes the even (odd) lanes
-// of two (stride 2); ODDREV the odd lanes of two in reverse order (stride -2);
+// of two (stride 2), EVEN_LAST the same from a second load one element
+// early (the odd lanes of its second half: no element past the last read); ODDREV the odd lanes of two in reverse order (stride -2);
 // PREV, PEVEN and PODDREV do the same with (re, im) pairs as the lanes
 // SWh swaps lanes h apart (lane l takes lane l ^ h): the steps of a
 // horizontal sum
@@ -46,6 +47,7 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 #if VL == 2
 #define NT_REV {1, 0}
 #define NT_EVEN {0, 2}
+#define NT_EVEN_LAST {0, 3}
 #define NT_ODD {1, 3}
 #define NT_ODDREV {3, 1}
 #define NT_PREV {0, 1}
@@ -54,6 +56,7 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 #elif VL == 4
 #define NT_REV {3, 2, 1, 0}
 #define NT_EVEN {0, 2, 4, 6}
+#define NT_EVEN_LAST {0, 2, 5, 7}
 #define NT_ODD {1, 3, 5, 7}
 #define NT_ODDREV {7, 5, 3, 1}
 #define NT_PREV {2, 3, 0, 1}
@@ -62,6 +65,7 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 #elif VL == 8
 #define NT_REV {7, 6, 5, 4, 3, 2, 1, 0}
 #define NT_EVEN {0, 2, 4, 6, 8, 10, 12, 14}
+#define NT_EVEN_LAST {0, 2, 4, 6, 9, 11, 13, 15}
 #define NT_ODD {1, 3, 5, 7, 9, 11, 13, 15}
 #define NT_ODDREV {15, 13, 11, 9, 7, 5, 3, 1}
 #define NT_PREV {6, 7, 4, 5, 2, 3, 0, 1}
@@ -70,6 +74,7 @@ typedef IT NT(ivec) __attribute__((vector_size(NT_VB)));
 #else
 #define NT_REV {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}
 #define NT_EVEN {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+#define NT_EVEN_LAST {0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31}
 #define NT_ODD {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}
 #define NT_ODDREV {31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1}
 #define NT_PREV {14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1}
@@ -1295,14 +1300,29 @@ NT(blend)(NT(ivec) keep, NT(vec) nw, NT(vec) old)
 // keep were done by the block before: they leave the output as it is.  wr:
 // the output is written, not added to.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t i,
-                const int masked, NT(ivec) keep, int k0, T *o, ep_inc_t orr, int wr,
-                NT(vec) *acc)
+NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys, int ysafe,
+                ep_inc_t yi, ep_dim_t i, const int masked, NT(ivec) keep, int k0, T *o,
+                ep_inc_t orr, int wr, NT(vec) *acc)
 {
     NT(vec) v[VL];
     const T *yc = y + i * yi;
+    if (ys == 1) {
 #pragma GCC unroll 16
-    for (int k = 0; k < VL; k++) v[k] = NT_LD(yc + k * yi);
+        for (int k = 0; k < VL; k++) v[k] = NT_LD(yc + k * yi);
+    } else if (ysafe) {
+        // rows at stride 2 (a [::2] slice): the even lanes of two loads
+        const NT(ivec) ev = NT_EVEN;
+#pragma GCC unroll 16
+        for (int k = 0; k < VL; k++)
+            v[k] = __builtin_shuffle(NT_LD(yc + k * yi), NT_LD(yc + k * yi + VL), ev);
+    } else {
+        // the last vector of rows: its second load one element early, so it
+        // ends on the last element
+        const NT(ivec) el = NT_EVEN_LAST;
+#pragma GCC unroll 16
+        for (int k = 0; k < VL; k++)
+            v[k] = __builtin_shuffle(NT_LD(yc + k * yi), NT_LD(yc + k * yi + VL - 1), el);
+    }
     NT(transpose_vl)(v);
 #pragma GCC unroll 16
     for (int k = 0; k < VL; k++) {
@@ -1340,14 +1360,14 @@ NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi
 }
 
 static inline __attribute__((always_inline)) NT_TGT void
-NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R,
-               ep_dim_t n, T *o, ep_inc_t orr, int first)
+NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys, ep_inc_t yi,
+               ep_dim_t R, ep_dim_t n, T *o, ep_inc_t orr, int first)
 {
     if (R < VL || n < VL) {
         // under a vector of rows or of columns: element by element
         T rest = 0;
         for (ep_dim_t r = 0; r < R; r++) {
-            const T *xb = x + r * xr, *yb = y + r;
+            const T *xb = x + r * xr, *yb = y + r * ys;
             T *ob = o + r * orr;
             int wr = first && (mode == NT_TP_ELEM || mode == NT_TP_ROWS || r == 0);
             T s = 0;
@@ -1371,15 +1391,17 @@ NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi,
     for (ep_dim_t r0 = 0; r0 < R; r0 += VL) {
         ep_dim_t r = r0 + VL <= R ? r0 : R - VL;
         int k0 = (int)(r0 - r);
-        const T *xb = x + r * xr, *yb = y + r;
+        const T *xb = x + r * xr, *yb = y + r * ys;
         T *ob = o + r * orr;
         int wr = first && (mode == NT_TP_ELEM || mode == NT_TP_ROWS || r0 == 0);
         NT(vec) acc[VL];
         for (int k = 0; k < VL; k++) acc[k] = (NT(vec)){0};
+        int ysafe = ys == 1 || r + VL < R;
         for (ep_dim_t i = 0; i < nv; i += VL)
-            NT(tpair_block)(mode, xb, xr, yb, yi, i, 0, keep, k0, ob, orr, wr, acc);
+            NT(tpair_block)(mode, xb, xr, yb, ys, ysafe, yi, i, 0, keep, k0, ob, orr, wr, acc);
         if (nv < n)
-            NT(tpair_block)(mode, xb, xr, yb, yi, n - VL, 1, keep, k0, ob, orr, wr, acc);
+            NT(tpair_block)(mode, xb, xr, yb, ys, ysafe, yi, n - VL, 1, keep, k0, ob, orr, wr,
+                            acc);
         if (mode == NT_TP_ROWS) {
             NT(vec) s = NT(hsums_vec)(acc);
             for (int k = k0; k < VL; k++) {
@@ -1396,23 +1418,33 @@ NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi,
     }
 }
 
-// A tile of two inputs that disagree on the unit stride ('ab,ab->' of a
-// Fortran and a C array; 'ab,ba->ab'): x[r*xr + i] unit along the row, y[r
-// + i*yi] unit across the rows, read in place in VL x VL blocks transposed
-// in registers -- no copy of y, and each operand's lines read as they lie.
-// The output o[r*orr + i*oi], oi 1 or 0: elementwise (orr 0: every row into
-// one), or summed along the row (orr 0: into one element).  first: the
-// output is written, not added to.
-NT_FN void NT(tpair)(const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R, ep_dim_t n,
-                     T *o, ep_inc_t orr, ep_inc_t oi, int first)
+static inline __attribute__((always_inline)) NT_TGT void
+NT(tpair_ys)(const int ys, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R,
+             ep_dim_t n, T *o, ep_inc_t orr, ep_inc_t oi, int first)
 {
     if (oi)
-        if (orr) NT(tpair_mode)(NT_TP_ELEM, x, xr, y, yi, R, n, o, orr, first);
-        else NT(tpair_mode)(NT_TP_COLS, x, xr, y, yi, R, n, o, 0, first);
+        if (orr) NT(tpair_mode)(NT_TP_ELEM, x, xr, y, ys, yi, R, n, o, orr, first);
+        else NT(tpair_mode)(NT_TP_COLS, x, xr, y, ys, yi, R, n, o, 0, first);
     else if (orr)
-        NT(tpair_mode)(NT_TP_ROWS, x, xr, y, yi, R, n, o, orr, first);
+        NT(tpair_mode)(NT_TP_ROWS, x, xr, y, ys, yi, R, n, o, orr, first);
     else
-        NT(tpair_mode)(NT_TP_ALL, x, xr, y, yi, R, n, o, 0, first);
+        NT(tpair_mode)(NT_TP_ALL, x, xr, y, ys, yi, R, n, o, 0, first);
+}
+
+// A tile of two inputs that disagree on the unit stride ('ab,ab->' of a
+// Fortran and a C array; 'ab,ba->ab'): x[r*xr + i] unit along the row, y[r*ys
+// + i*yi] at stride ys (1 or 2) across the rows, read in place in VL x VL
+// blocks transposed in registers -- no copy of y, and each operand's lines
+// read as they lie.  The output o[r*orr + i*oi], oi 1 or 0: elementwise
+// (orr 0: every row into one), or summed along the row (orr 0: into one
+// element).  first: the output is written, not added to.
+NT_FN void NT(tpair)(const T *x, ep_inc_t xr, const T *y, ep_inc_t ys, ep_inc_t yi, ep_dim_t R,
+                     ep_dim_t n, T *o, ep_inc_t orr, ep_inc_t oi, int first)
+{
+    if (ys == 1)
+        NT(tpair_ys)(1, x, xr, y, yi, R, n, o, orr, oi, first);
+    else
+        NT(tpair_ys)(2, x, xr, y, yi, R, n, o, orr, oi, first);
 }
 #undef NT_TP_ELEM
 #undef NT_TP_COLS
@@ -2689,6 +2721,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_SW1
 #undef NT_SEQ_N
 #undef NT_EVEN
+#undef NT_EVEN_LAST
 #undef NT_ODD
 #undef NT_ODDREV
 #undef NT_PODDREV

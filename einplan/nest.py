@@ -469,9 +469,9 @@ TPAIR_ROW = 2048         # row length of a tile the transposing kernel runs: eac
 def transposed_pair(loops, is_complex=False):
     """(x, y): the inputs of a tile the transposing kernel (ep_nest_template.h's
     tpair) runs: two real inputs both moving along the row, x unit-stride
-    along it, y copied per tile (``packed``) but unit-stride along the loop
-    around it, the output unit-stride or 0 along the row; else None.  Mirrors
-    ep_nest.c's choice."""
+    along it, y copied per tile (``packed``) but at stride 1 or 2 along the
+    loop around it, the output unit-stride or 0 along the row; else None.
+    Mirrors ep_nest.c's choice."""
     if is_complex or len(loops) < 2:
         return None
     outer, row = loops[-2], loops[-1]
@@ -480,7 +480,7 @@ def transposed_pair(loops, is_complex=False):
     pk = packed(outer, row)
     for y in pk:
         x = 1 - y
-        if x not in pk and outer.strides[y] == 1 and row.strides[x] == 1:
+        if x not in pk and outer.strides[y] in (1, 2) and row.strides[x] == 1:
             return (x, y)
     return None
 

@@ -507,14 +507,17 @@ def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
     in place a vector of columns at a time: every output form (elementwise,
     every row into one, a sum per row at unit and wider strides, one sum),
     written once and then added to (an outer summed loop of 2), x's rows and
-    y's columns walked backwards, and tiles whose edges leave rows and
-    columns past the last vector."""
+    y's columns walked backwards, y's rows at stride 2 (a slice: the last
+    vector of rows loads no element past its last), and tiles whose edges
+    leave rows and columns past the last vector."""
     rng = np.random.default_rng(29)
     for m, n in [(37, 11), (9, 130), (64, 64), (3, 5), (300, 7), (17, 33)]:
         Aw = _rand(rng, (m, n), dtype)
         Bw = _rand(rng, (n, 2 * m), dtype)
+        Bo = _rand(rng, (n, 2 * m - 1), dtype)     # its [:, ::2] ends on the array's end
         for A, xr in [(Aw, n), (Aw[::-1], -n)]:
-            for B, yi in [(Bw[:, :m], 2 * m), (Bw[::-1, :m], -2 * m)]:
+            for B, ys, yi in [(Bw[:, :m], 1, 2 * m), (Bw[::-1, :m], 1, -2 * m),
+                              (Bo[:, ::2], 2, 2 * m - 1)]:
                 P = A * B.T
                 for ti, tj in [(m, n), (5, 7), (8, 2048), (m, 3)]:
                     kw = dict(tile=ti, tile_row=tj)
@@ -522,7 +525,7 @@ def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
                             ((2 * m,), 2, 0, P.sum(1)), ((), 0, 0, P.sum())]
                     for shape, orr, oi, want in outs:
                         o = np.full(shape, np.nan, dtype)
-                        loops = [(2, 0, 0, 0), (m, xr, 1, orr), (n, 1, yi, oi)]
+                        loops = [(2, 0, 0, 0), (m, xr, ys, orr), (n, 1, yi, oi)]
                         _native.prepare_nest(dtype, 2, loops, transposed=True, **kw)(
                             (A, B), o, isa=isa)
                         got = o[::2] if shape == (2 * m,) else o

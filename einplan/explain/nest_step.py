@@ -75,7 +75,7 @@ def _transposed_text(step) -> str:
     if not step.row.endswith("/transposed"):
         return ""
     x, y = transposed_pair(step.loops)
-    return (f": in{y} read down its unit stride a vector of columns at a time and "
+    return (f": in{y} read down the rows a vector of columns at a time and "
             f"transposed in registers to meet in{x}'s rows, no copy")
 
 
