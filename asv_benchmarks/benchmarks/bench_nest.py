@@ -84,15 +84,21 @@ class Trace(ThreadsMixin):
 class Dot(ThreadsMixin):
     """Planner path: one nest reducing to a scalar (per-thread partial sums
     combined in thread order); the permuted dot runs with tiles where the
-    operands disagree on the unit-stride axis.  Hand-written: np.vdot-free
+    operands disagree on the unit-stride axis, 'ab,ab->' of a Fortran and a
+    C array in the transposing kernel.  Hand-written: np.vdot-free
     np.dot / np.tensordot."""
-    params = [["a,a->", "ijab,iajb->"], IMPLS, THREADS]
+    params = [["a,a->", "ijab,iajb->", "ab,ab->"], IMPLS, THREADS]
     param_names = ["spec", "impl", "threads"]
 
     def setup(self, spec, impl, threads):
         if spec == "a,a->":
             x, y = _complex(3300000, 33), _complex(3300000, 35)
             ops, hand = [x, y], (lambda: np.dot(x, y))
+        elif spec == "ab,ab->":
+            # a Fortran times a C array: crossed unit strides, 68 MB (past L3)
+            A = np.asfortranarray(rnd((12503, 339), np.float64, seed=39))
+            B = rnd((12503, 339), np.float64, seed=40)
+            ops, hand = [A, B], (lambda: np.tensordot(A, B, 2))
         else:
             A = rnd((10, 10, 72, 72), np.float64, seed=37)
             B = rnd((10, 72, 10, 72), np.float64, seed=38)
