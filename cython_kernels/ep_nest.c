@@ -553,8 +553,8 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
         }
         // asked for, two inputs, one unit along the row, the other copied
         // but at stride 1 or 2 along the loop around it, and the output
-        // unit or 0 along the row: the tile runs NT(tpair), the copied input read in
-        // place and transposed in registers
+        // unit or 0 along the row: the tile runs NT(tpair), the copied
+        // input read in place and transposed in registers
         if (d->transposed && c->rows->tpair && c->nm == 2 && c->nf == 0 &&
             (c->so == 0 || c->so == 1)) {
             for (int y = 0; y < 2; y++)

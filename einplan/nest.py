@@ -462,8 +462,9 @@ def packed(outer, row):
             if so != 0 and abs(so) < abs(si) and abs(si) > 2]
 
 
-TPAIR_ROW = 2048         # row length of a tile the transposing kernel runs: each input
-                         # read in runs of 16 KB (for float64) or in whole lines
+TPAIR_ROW = 2048         # row length of a tile the transposing kernel runs: x's rows
+                         # read in runs of 16 KB (float64), the row's lines of y (one
+                         # per element) kept in L2 from one vector of rows to the next
 
 
 def transposed_pair(loops, is_complex=False):

@@ -130,6 +130,23 @@ def test_thread_count_does_not_change_smm_results(restore_threads, dtype, m, n, 
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
 
 
+@needs_omp
+def test_threads_never_share_out_fewer_panels_than_threads(restore_threads):
+    """A packed GEMM whose n is under one NR panel does not give its threads
+    the n loop (one of them would only wait at its barriers): 'ji,jk->ki'
+    with n = 3, m = 57 splits m; the result is numpy's."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((62150, 6)).astype(np.float32)[:, ::2]
+    B = rng.standard_normal((62150, 57)).astype(np.float32)
+    einplan.set_num_threads(2)
+    st = einplan.explain("ji,jk->ki", A, B).to_dict()["steps"][0]
+    k = st["kernel"]
+    assert k["kind"] == "gemm", k
+    assert k["parallel_loop"] != "jr" and (k["threads"] == 1 or k["parallel_loop"] == "ic"), k
+    got = einplan.einsum("ji,jk->ki", A, B)
+    np.testing.assert_allclose(got, (B.T.astype(np.float64) @ A), rtol=1e-4, atol=1e-2)
+
+
 def test_concurrent_python_threads(restore_threads):
     """The GIL is released during a GEMM: GEMMs from several Python threads
     at once (each with its OpenMP team and packing buffers) are all right."""
