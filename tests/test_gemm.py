@@ -540,25 +540,19 @@ def test_packs_compact_rows_strided_along_k(restore_threads, isa, dtype):
     K.set_isa(isa)
     try:
         for M, N, Kx in [(7, 149, 8), (13, 131, 65), (37, 57, 130), (64, 40, 400)]:
-            for ks in (2, 3, -2, 9):
-                A = rand((M, Kx * abs(ks)), dtype, M)[:, ::ks]       # m k, k strided
-                Bt = rand((N, Kx * abs(ks)), dtype, N)[:, ::ks]      # n k, k strided
+            cases = [(rand((M, Kx * abs(ks)), dtype, M)[:, ::ks], "mk",      # k strided
+                      rand((N, Kx * abs(ks)), dtype, N)[:, ::ks], "nk") for ks in (2, 3, -2, 9)]
+            # a column-major A and a row-major B sliced along m and n: whole
+            # panels swept a row at a time from every other element
+            cases.append((np.asfortranarray(rand((2 * M, Kx), dtype, M + 1))[::2], "mk",
+                          rand((Kx, 2 * N), dtype, N + 1)[:, ::2], "kn"))
+            for A, la, B, lb in cases:
                 C0 = rand((M, N), dtype, 3)
                 C = C0.copy()
-                groups = describe(A, "mk", Bt, "nk", C, "mn", "m", "n", "k")
-                _native.gemm(A, Bt, C, *groups, alpha=0.5, beta=-2.0)
-                ref, mag = expected(A, "mk", Bt, "nk", C0, "mn", 0.5, -2.0)
+                groups = describe(A, la, B, lb, C, "mn", "m", "n", "k")
+                _native.gemm(A, B, C, *groups, alpha=0.5, beta=-2.0)
+                ref, mag = expected(A, la, B, lb, C0, "mn", 0.5, -2.0)
                 assert_close(C, ref, mag, Kx, dtype)
-            # a row-major B and a column-major A sliced along n and m: whole
-            # panels swept a row at a time from every other element
-            A = np.asfortranarray(rand((2 * M, Kx), dtype, M + 1))[::2]     # m k, m stride 2
-            B = rand((Kx, 2 * N), dtype, N + 1)[:, ::2]                    # k n, n stride 2
-            C0 = rand((M, N), dtype, 4)
-            C = C0.copy()
-            groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
-            _native.gemm(A, B, C, *groups, alpha=0.5, beta=-2.0)
-            ref, mag = expected(A, "mk", B, "kn", C0, "mn", 0.5, -2.0)
-            assert_close(C, ref, mag, Kx, dtype)
     finally:
         K.set_isa(prev)
 
