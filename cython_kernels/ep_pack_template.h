@@ -83,13 +83,10 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
         for (ep_dim_t jp = p0; jp < p1; jp++) {                              \
             const T *s = src + noff[jp * (W)];                               \
             T *d = bp + (jp * kc + p) * (W);                                 \
-            if (cs == 1) {                                                   \
+            if (cs == 1)                                                     \
                 __builtin_memcpy(d, s, (W) * sizeof(T));                     \
-            } else {                                                         \
-                T t[W];                                                      \
-                for (int j = 0; j < (W); j++) t[j] = s[2 * j];               \
-                __builtin_memcpy(d, t, (W) * sizeof(T));                     \
-            }                                                                \
+            else                                                             \
+                for (int j = 0; j < (W); j++) d[j] = s[2 * j];               \
         }                                                                    \
     }
     switch (NR) {
@@ -98,17 +95,7 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
     case 16: EP_SWEEP(16) break;
     case 24: EP_SWEEP(24) break;
     case 48: EP_SWEEP(48) break;
-    default:
-        for (ep_dim_t p = 0; p < kc; p++)
-            for (ep_dim_t jp = p0; jp < p1; jp++) {
-                const T *s = b + koff[p] + noff[jp * NR];
-                T *d = bp + (jp * kc + p) * NR;
-                if (cs == 1)
-                    __builtin_memcpy(d, s, NR * sizeof(T));
-                else
-                    for (int j = 0; j < NR; j++) d[j] = s[2 * j];
-            }
-        break;
+    default: EP_SWEEP(NR) break;
     }
 #undef EP_SWEEP
 }

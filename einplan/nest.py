@@ -925,7 +925,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         row = "sum" if last.strides[-1] == 0 else "prod"
         moving = [s for s in last.strides[:-1] if s != 0]
         unit = all(abs(s) == 1 for s in moving) and (row == "sum" or abs(last.strides[-1]) == 1)
-        if tile and tp:
+        if tp:
             row += "/transposed"
         else:
             row += "/contig" if unit and all(s == 1 for s in moving) else "/strided"
@@ -938,7 +938,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     native = _native.prepare_nest(str(dtype), len(ins),
                                   tuple((lp.extent,) + lp.strides for lp in loops),
                                   split, threads, tile, block, 2 if ctile else int(bool(short)),
-                                  tile_row, offsets=offsets, transposed=bool(tile and tp))
+                                  tile_row, offsets=offsets, transposed=tp)
     return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,
