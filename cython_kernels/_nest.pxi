@@ -26,7 +26,7 @@ cdef extern from "ep_nest.h" nogil:
     ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void **ins, void *out, int isa)
     int ep_nest_threads(const ep_nest_desc_t *d)
     int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
-    int ep_nest_streams(const ep_nest_desc_t *d)
+    int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     int ep_stream_report(double *gbs_one, double *gbs_four)
 
 # A nest of fewer element visits runs holding the GIL: releasing and taking it
@@ -173,7 +173,7 @@ cdef class NestCall:
     def streams(self):
         """Whether its row sums stream an operand from memory (one past half
         of L3), in the row order stream_order() reports."""
-        return bool(ep_nest_streams(&self.d))
+        return bool(ep_nest_streams(&self.d, -1))
 
 
 _STREAM_STATES = {0: "four", 1: "one", 2: "measuring"}

@@ -188,9 +188,11 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
 // Whether d's rows stream (see above): real rows of one or two inputs
 // contiguous along the row, one of which spans more than half of L3, in the
 // three kernels whose order differs: row sums of up to 512 bytes, dot rows up to
-// a page, end to end, against one vector shared by every row, and long rows
-// up to a page summed into one output row ('ab->b' with b = 503).
-int ep_nest_streams(const ep_nest_desc_t *d)
+// a page, end to end, against one vector shared by every row, and rows
+// summed into one output row (axpy4) from one past the registers of the row
+// ISA's kernels up to a page ('ab->b' with b = 503; 'j,jk->k' (37010,120)
+// f64 four at a time 12 GB/s, one after another 24-28).
+int ep_nest_streams(const ep_nest_desc_t *d, int isa)
 {
     int inner = d->ndim - 1;
     if (inner < 0 || d->dtype > EP_NEST_F64 || d->tile > 0 || d->short_loop)
@@ -219,8 +221,11 @@ int ep_nest_streams(const ep_nest_desc_t *d)
     }
     if (nm < 1 || nm > 2 || l3 <= 0 || 2 * span_max * es <= l3)
         return 0;
-    if (into_one)   // longer than every kernel set holds in registers (axpy4)
-        return d->nin - nm <= 1 && bytes > 1088 && bytes <= 4096;
+    if (into_one) {  // longer than the kernels hold in registers (rows_into_one)
+        isa = ep_nest_row_isa(d, isa);
+        ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
+        return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= 4096;
+    }
     return bytes <= 512 || (nm == 2 && shared == 1 && bytes <= 4096 &&
                             (packed == 1 || bytes == 4096));
 }
@@ -517,7 +522,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
         else c->fx[c->nf++] = j;
     }
     c->so = c->inner >= 0 ? d->stride[d->nin][c->inner] : 0;
-    c->stream = ep_nest_streams(d) ? ep_stream_order() : -1;
+    c->stream = ep_nest_streams(d, isa) ? ep_stream_order() : -1;
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->dtype >= EP_NEST_C64 &&

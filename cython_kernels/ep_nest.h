@@ -73,7 +73,7 @@ int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
 // The order of row sums that stream an operand from memory (ep_nest.c):
 // measured on the first such calls, then fixed for the process.
 enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
-int ep_nest_streams(const ep_nest_desc_t *d);   // d's row sums are such
+int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's row sums are such
 int ep_stream_order(void);                      // EP_STREAM_*
 int ep_stream_next(void);                       // the order a measured call takes
 int64_t ep_stream_clock(void);                  // ns

@@ -1082,7 +1082,7 @@ static inline __attribute__((always_inline)) NT_TGT T NT(dot_row)(const T *z, co
 // elements a block, the blocks combined pairwise as in row_sum.  seq: the
 // four rows one after another instead (dot_row, the same sums), for cores
 // whose prefetchers follow one stream in memory order better than four
-// interleaved (see ep_nest_stream_order).  Starts at row r; returns the
+// interleaved (see ep_stream_order).  Starts at row r; returns the
 // rows done (r plus a multiple of four).
 NT_FN ep_dim_t NT(rows_dot4)(ep_dim_t r, const T *z, ep_inc_t az, const T *w, ep_dim_t n,
                              ep_dim_t R, T *o, ep_inc_t so, int first, int nf,
@@ -2196,9 +2196,9 @@ NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
 }
 
 // axpy4_body with the four rows read one after another, for rows up to a
-// page (see ep_nest_stream_order): c0 x0, then + c1 x1, into t; c2 x2, then
-// + c3 x3, into u; then o += t + u -- axpy4_body's operations in its order,
-// so the same bits, with t and u in L1.
+// page (see ep_stream_order): c0 x0, then + c1 x1, into t; c2 x2 into
+// u; then o += t + (u + c3 x3) -- axpy4_body's operations in its order, so
+// the same bits, with t and u in L1.
 #define NT_SEQ_N ((ep_dim_t)(4096 / sizeof(T)))
 static inline __attribute__((always_inline)) NT_TGT void
 NT(axpy4_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
@@ -2221,15 +2221,16 @@ NT(axpy4_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_i
             for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, NT_LD(t + i) + NT_TERM(1, i));
         if (k >= 3)
             for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, NT_TERM(2, i));
-        if (k == 4)
-            for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, NT_LD(u + i) + NT_TERM(3, i));
-#undef NT_TERM
-#undef NT_ROW
+        // the fourth row goes straight into the pass that adds to the output
         int fr = first && r == 0;
         for (ep_dim_t i = 0; i < nv; i += VL) {
-            NT(vec) v = k >= 3 ? NT_LD(t + i) + NT_LD(u + i) : NT_LD(t + i);
+            NT(vec) v = k == 4   ? NT_LD(t + i) + (NT_LD(u + i) + NT_TERM(3, i))
+                        : k == 3 ? NT_LD(t + i) + NT_LD(u + i)
+                                 : NT_LD(t + i);
             NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
         }
+#undef NT_TERM
+#undef NT_ROW
         NT(axpy4_tail)(nm, k, c, xs, ys, nv, n, o, fr);
     }
 }
