@@ -190,8 +190,9 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
 // three kernels whose order differs: row sums of up to 512 bytes, dot rows up to
 // a page, end to end, against one vector shared by every row, and rows
 // summed into one output row (axpy4) from one past the registers of the row
-// ISA's kernels up to a page ('ab->b' with b = 503; 'j,jk->k' (37010,120)
-// f64 four at a time 12 GB/s, one after another 24-28).
+// ISA's kernels up to 8 KB ('ab->b' with b = 503; 'j,jk->k' (37010,120) f64
+// four at a time 12 GB/s, one after another 24-28; rows of 800 f64 16-21 and
+// 20-27 GB/s; from 12 KB four at a time is the faster).
 int ep_nest_streams(const ep_nest_desc_t *d, int isa)
 {
     int inner = d->ndim - 1;
@@ -224,7 +225,7 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     if (into_one) {  // longer than the kernels hold in registers (rows_into_one)
         isa = ep_nest_row_isa(d, isa);
         ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
-        return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= 4096;
+        return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= 8192;
     }
     return bytes <= 512 || (nm == 2 && shared == 1 && bytes <= 4096 &&
                             (packed == 1 || bytes == 4096));

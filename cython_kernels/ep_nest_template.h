@@ -2125,125 +2125,92 @@ NT(held_small_n)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc
     }
 }
 
-// Rows r..r+3 of a four-row block: their scales c (1 unscaled) and rows of
-// x and y, and how many are real rows; rows past R repeat the last (a valid
-// address) and are left out of the sums.
-static inline __attribute__((always_inline)) NT_TGT int
-NT(axpy4_rows)(int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry, const T *w,
-               ep_inc_t rw, ep_dim_t r, ep_dim_t R, T *c, const T **xs, const T **ys)
-{
-    int k = R - r < 4 ? (int)(R - r) : 4;
-    for (int t = 0; t < 4; t++) {
-        int u = t < k ? t : k - 1;
-        c[t] = t >= k ? (T)0 : scaled ? w[(r + u) * rw] : (T)1;
-        xs[t] = x + (r + u) * rx;
-        ys[t] = y + (r + u) * ry;
-    }
-    return k;
-}
+// Long rows summed into one output row, in either of two orders with one
+// sum per element: o + t_0 + t_1 + ... + t_{R-1} from the left, t_r = c_r x_r
+// (times y's row with two inputs; c_r = 1 unscaled), as numpy's axpy loop
+// sums them, so both orders give the same bits:
+//  - four rows at a time (axpy4_body): the output is read and written once
+//    per four rows ('ij,jk->ki' (1,83) x (83,89902) f32, a GEMV's axpy form
+//    over a row block in L1: 0.45-0.51x numpy row by row);
+//  - one row after another (axpy_seq_body, rows up to 8 KB, see
+//    ep_stream_order): the rows are read in memory order, the output in L1.
+#define NT_SEQ_N ((ep_dim_t)(8192 / sizeof(T)))
+#define NT_AXROW(x, y, i) (nm == 2 ? NT_LD((x) + (i)) * NT_LD((y) + (i)) : NT_LD((x) + (i)))
+#define NT_AXTERM(c, x, y, i) (scaled ? (c) * NT_AXROW(x, y, i) : NT_AXROW(x, y, i))
+#define NT_AXSC(c, x, y, i) (scaled ? (c) * (nm == 2 ? (x)[i] * (y)[i] : (x)[i]) \
+                                    : (nm == 2 ? (x)[i] * (y)[i] : (x)[i]))
 
-// sum_t c_t v_t over the block's k rows, paired as ((0 + 1) + (2 + 3)):
-// rows past the last are left out (a zero weight would turn an inf in the
-// row it repeats into nan), a weight of 1 is not multiplied (same bits)
-static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(axpy4_sum)(int scaled, int k, const NT(vec) *c, NT(vec) a, NT(vec) b, NT(vec) d, NT(vec) e)
-{
-    if (scaled) { a *= c[0]; b *= c[1]; d *= c[2]; e *= c[3]; }
-    if (k == 4) return (a + b) + (d + e);
-    if (k == 3) return (a + b) + d;
-    return k == 2 ? a + b : a;
-}
-
-// Elements i0..n-1 (past the whole vectors) of a four-row block, in scalars.
+// Rows r0..R-1, one after another.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(axpy4_tail)(int nm, int k, const T *c, const T *const *xs, const T *const *ys, ep_dim_t i0,
-               ep_dim_t n, T *o, int fr)
+NT(axpy_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
+                  const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t r0, ep_dim_t R, T *o,
+                  int first)
 {
-    for (ep_dim_t i = i0; i < n; i++) {
-        T v = 0;
-        for (int t = 0; t < k; t++)
-            v += c[t] * (nm == 2 ? xs[t][i] * ys[t][i] : xs[t][i]);
-        o[i] = fr ? v : o[i] + v;
+    ep_dim_t nv = n - n % VL;
+    for (ep_dim_t r = r0; r < R; r++) {
+        const T *xr = x + r * rx, *yr = y + r * ry;
+        T c = scaled ? w[r * rw] : (T)1;
+        NT(vec) cv = c - (NT(vec)){0};
+        (void)cv;
+        int fr = first && r == 0;
+        ep_dim_t i = 0;
+        for (; i < nv; i += VL) {
+            NT(vec) t = NT_AXTERM(cv, xr, yr, i);
+            NT_ST(o + i, fr ? t : NT_LD(o + i) + t);
+        }
+        for (; i < n; i++) {
+            T t = NT_AXSC(c, xr, yr, i);
+            o[i] = fr ? t : o[i] + t;
+        }
     }
 }
 
-// Long rows summed into one output row, four at a time: o += c0 x0 + c1 x1
-// + c2 x2 + c3 x3 (times y's rows with two inputs), so the output is read
-// and written once per four rows ('ij,jk->ki' (1,83) x (83,89902) f32, a
-// GEMV's axpy form over a row block in L1: 0.45-0.51x numpy row by row).
+// Whole blocks of four rows, then the rows left one after another.
 static inline __attribute__((always_inline)) NT_TGT void
 NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
                const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
-    for (ep_dim_t r = 0; r < R; r += 4) {
-        T c[4];
-        const T *xs[4], *ys[4];
-        const int k = NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
-        const NT(vec) cv[4] = {c[0] - (NT(vec)){0}, c[1] - (NT(vec)){0},
-                               c[2] - (NT(vec)){0}, c[3] - (NT(vec)){0}};
+    ep_dim_t nv = n - n % VL, r = 0;
+    for (; r + 4 <= R; r += 4) {
+        const T *x0 = x + r * rx, *x1 = x0 + rx, *x2 = x1 + rx, *x3 = x2 + rx;
+        const T *y0 = y + r * ry, *y1 = y0 + ry, *y2 = y1 + ry, *y3 = y2 + ry;
+        T c0 = scaled ? w[r * rw] : (T)1, c1 = scaled ? w[(r + 1) * rw] : (T)1;
+        T c2 = scaled ? w[(r + 2) * rw] : (T)1, c3 = scaled ? w[(r + 3) * rw] : (T)1;
+        NT(vec) v0 = c0 - (NT(vec)){0}, v1 = c1 - (NT(vec)){0};
+        NT(vec) v2 = c2 - (NT(vec)){0}, v3 = c3 - (NT(vec)){0};
+        (void)v0; (void)v1; (void)v2; (void)v3;
         int fr = first && r == 0;
         ep_dim_t i = 0;
-        for (; i + VL <= n; i += VL) {
-            NT(vec) a = nm == 2 ? NT_LD(xs[0] + i) * NT_LD(ys[0] + i) : NT_LD(xs[0] + i);
-            NT(vec) b = nm == 2 ? NT_LD(xs[1] + i) * NT_LD(ys[1] + i) : NT_LD(xs[1] + i);
-            NT(vec) d = nm == 2 ? NT_LD(xs[2] + i) * NT_LD(ys[2] + i) : NT_LD(xs[2] + i);
-            NT(vec) e = nm == 2 ? NT_LD(xs[3] + i) * NT_LD(ys[3] + i) : NT_LD(xs[3] + i);
-            NT(vec) v = NT(axpy4_sum)(scaled, k, cv, a, b, d, e);
-            NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
+        for (; i < nv; i += VL) {
+            NT(vec) t = NT_AXTERM(v0, x0, y0, i);
+            NT(vec) v = fr ? t : NT_LD(o + i) + t;
+            v = v + NT_AXTERM(v1, x1, y1, i);
+            v = v + NT_AXTERM(v2, x2, y2, i);
+            NT_ST(o + i, v + NT_AXTERM(v3, x3, y3, i));
         }
-        NT(axpy4_tail)(nm, k, c, xs, ys, i, n, o, fr);
-    }
-}
-
-// axpy4_body with the four rows read one after another, for rows up to a
-// page (see ep_stream_order): c0 x0, then + c1 x1, into t; c2 x2 into
-// u; then o += t + (u + c3 x3) -- axpy4_body's operations in its order, so
-// the same bits, with t and u in L1.
-#define NT_SEQ_N ((ep_dim_t)(4096 / sizeof(T)))
-static inline __attribute__((always_inline)) NT_TGT void
-NT(axpy4_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-                   const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
-{
-    T t[NT_SEQ_N], u[NT_SEQ_N];
-    ep_dim_t nv = n - n % VL;
-    for (ep_dim_t r = 0; r < R; r += 4) {
-        T c[4];
-        const T *xs[4], *ys[4];
-        const int k = NT(axpy4_rows)(scaled, x, rx, y, ry, w, rw, r, R, c, xs, ys);
-#define NT_ROW(q, i) (nm == 2 ? NT_LD(xs[q] + (i)) * NT_LD(ys[q] + (i)) : NT_LD(xs[q] + (i)))
-#define NT_TERM(q, i) (scaled ? c##q * NT_ROW(q, i) : NT_ROW(q, i))
-        NT(vec) c0 = c[0] - (NT(vec)){0}, c1 = c[1] - (NT(vec)){0};
-        NT(vec) c2 = c[2] - (NT(vec)){0}, c3 = c[3] - (NT(vec)){0};
-        (void)c0; (void)c1; (void)c2; (void)c3;
-        // the rows past the block's last are left out, as in axpy4_sum
-        for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, NT_TERM(0, i));
-        if (k >= 2)
-            for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(t + i, NT_LD(t + i) + NT_TERM(1, i));
-        if (k >= 3)
-            for (ep_dim_t i = 0; i < nv; i += VL) NT_ST(u + i, NT_TERM(2, i));
-        // the fourth row goes straight into the pass that adds to the output
-        int fr = first && r == 0;
-        for (ep_dim_t i = 0; i < nv; i += VL) {
-            NT(vec) v = k == 4   ? NT_LD(t + i) + (NT_LD(u + i) + NT_TERM(3, i))
-                        : k == 3 ? NT_LD(t + i) + NT_LD(u + i)
-                                 : NT_LD(t + i);
-            NT_ST(o + i, fr ? v : NT_LD(o + i) + v);
+        for (; i < n; i++) {
+            T t = NT_AXSC(c0, x0, y0, i);
+            T v = fr ? t : o[i] + t;
+            v = v + NT_AXSC(c1, x1, y1, i);
+            v = v + NT_AXSC(c2, x2, y2, i);
+            o[i] = v + NT_AXSC(c3, x3, y3, i);
         }
-#undef NT_TERM
-#undef NT_ROW
-        NT(axpy4_tail)(nm, k, c, xs, ys, nv, n, o, fr);
     }
+    NT(axpy_seq_body)(nm, scaled, x, rx, y, ry, w, rw, n, r, R, o, first);
 }
+#undef NT_AXSC
+#undef NT_AXTERM
+#undef NT_AXROW
 
 // One of the four ways of rows summed into one output row (`way`: 0 rows
 // shorter than a vector, 1 held in vector registers, 2 four long rows at a
-// time, 3 the same four one after another), made once per case of one or two
+// time, 3 one row after another), made once per case of one or two
 // inputs with or without a scale (w NULL: none), so each loop is compiled
 // with those fixed.
 #define NT_SMALL 0
 #define NT_HELD 1
 #define NT_AXPY4 2
-#define NT_AXPY4_SEQ 3
+#define NT_AXPY_SEQ 3
 static inline __attribute__((always_inline)) NT_TGT void
 NT(into_one_way)(int way, int nm, int scaled, const T *x, ep_inc_t rx, const T *y,
                  ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
@@ -2255,7 +2222,7 @@ NT(into_one_way)(int way, int nm, int scaled, const T *x, ep_inc_t rx, const T *
     else if (way == NT_AXPY4)
         NT(axpy4_body)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
     else
-        NT(axpy4_seq_body)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
+        NT(axpy_seq_body)(nm, scaled, x, rx, y, ry, w, rw, n, 0, R, o, first);
 }
 
 NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const T *y,
@@ -2278,7 +2245,7 @@ NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const
 // four at a time; from 16 shorter rows, the period stream when every
 // input's rows are end to end in one direction and none is constant along
 // the row, else the row held in registers; 0 when none applies.  seq: long
-// rows up to a page four at a time one after another (axpy4_seq_body).
+// rows up to 8 KB one after another (axpy_seq_body).
 static inline __attribute__((always_inline)) NT_TGT int
 NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                   const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
@@ -2290,7 +2257,7 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     const T *w = nf ? f[0] : NULL;
     ep_inc_t rw = nf ? fs[0] : 0;
     if (n > NT_PERIOD_V * VL + VL - 1) {
-        NT(rows_into_one_way)(seq && n <= NT_SEQ_N ? NT_AXPY4_SEQ : NT_AXPY4, nm, p[0], r0,
+        NT(rows_into_one_way)(seq && n <= NT_SEQ_N ? NT_AXPY_SEQ : NT_AXPY4, nm, p[0], r0,
                               p[nm - 1], r1, w, rw, n, R, o, first);
         return 1;
     }
@@ -2734,6 +2701,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_SMALL
 #undef NT_HELD
 #undef NT_AXPY4
+#undef NT_AXPY_SEQ
 #undef NT_PERIOD_V
 #undef NT_DOTV_BYTES
 #undef NT_PK
