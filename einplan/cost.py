@@ -78,7 +78,8 @@ def nest_seconds(step: NestStep, dtype) -> float:
     total = math.prod(e for e, _ in loops)
     footprint = sum(math.prod(e for e, st in loops if st[j] != 0)
                     for j in range(len(loops[0][1]))) * item
-    t_mem = traffic(loops, item) / _bandwidth(footprint)
+    # the small-edge kernel holds the output over its short loop in registers
+    t_mem = traffic(loops, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]
     rows = total / row_n
     if step.short:

@@ -225,14 +225,15 @@ def _line_cost(strides, itemsize, extent, resident=()):
     return cost + ROW_OVERHEAD / extent
 
 
-def traffic(loops, itemsize):
+def traffic(loops, itemsize, held=0):
     """Bytes an order of loops (outer to inner) moves between memory and
     cache, by a coarse model: each operand's cache lines touched by the row,
     multiplied by every loop around it along which the operand moves, and
     also by a loop along which it stays put (it is re-read: a summed axis
     around a large output, a broadcast operand) when what the loops inside
     touch no longer fits in L2 (a quarter of that while it fits in a share
-    of L3).  A loop of small stride around a row that
+    of L3), except the ``held`` loops right around the row, which the
+    small-edge kernel runs in registers.  A loop of small stride around a row that
     used one element per line reuses those lines while they fit.  The output
     counts twice (read and written).  ``loops``: (extent, strides) outer to
     inner."""
@@ -268,9 +269,9 @@ def traffic(loops, itemsize):
     leap = [0] * len(st)
     run = list(foot)         # bytes of the contiguous run that rows make up
     streams = [1] * len(st)  # rows of the operand the loops inside interleave
-    for extent, st in reversed(loops[:-1]):
+    for depth, (extent, st) in enumerate(reversed(loops[:-1])):
         inside = sum(foot)
-        fits = inside <= l2_resident()
+        fits = depth < held or inside <= l2_resident()
         # a re-read from L3 costs a fraction of one from memory
         reread = 1.0 if inside > L3_SHARE else L3_REREAD
         for j, s in enumerate(st):
