@@ -2013,11 +2013,31 @@ NT_FN void NT(rows_period_prod)(const T *x, const T *y, ep_inc_t fy, ep_dim_t n,
 // o[0..n): the output row stays in vector registers while the rows stream,
 // instead of being loaded and stored once per row ('ab->b' with b = 37 read
 // row by row: 0.69-0.88x numpy; 'ij,i->j' (40000,12) f32 0.27x -> 1.0x).
-// VL <= n < (NT_PERIOD_V + 1) * VL.
+// VL <= n < (NT_PERIOD_V + 1) * VL; the inputs at a stride SX, SY of 1 or 2
+// along the row (a [..., ::2] slice: 'ab->b' (27508,34)[:, ::2] f64 ran
+// element by element, 0.5x numpy), n > VL where one is 2.
+// elements i .. i+VL-1 of a row of n at stride S (1 or 2) without reading
+// past its last element: even lanes of two loads, or for the row's last
+// vector the odd lanes of two loads starting one element before it (n > VL)
 static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(held_row)(int nm, int scaled, const T *x, const T *y, NT(vec) cv, ep_dim_t off)
+NT(ld_row)(const T *x, int S, ep_dim_t i, ep_dim_t n)
 {
-    NT(vec) v = nm == 2 ? NT_LD(x + off) * NT_LD(y + off) : NT_LD(x + off);
+    if (S == 1)
+        return NT_LD(x + i);
+    if (i + VL < n) {
+        const NT(ivec) m = NT_EVEN;
+        return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m);
+    }
+    const NT(ivec) m = NT_ODD;
+    return __builtin_shuffle(NT_LD(x + 2 * i - 1), NT_LD(x + 2 * i - 1 + VL), m);
+}
+
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(held_row)(int nm, int scaled, int SX, int SY, const T *x, const T *y, NT(vec) cv,
+             ep_dim_t off, ep_dim_t n)
+{
+    NT(vec) v = NT(ld_row)(x, SX, off, n);
+    if (nm == 2) v *= NT(ld_row)(y, SY, off, n);
     return scaled ? v * cv : v;
 }
 
@@ -2026,8 +2046,8 @@ NT(held_row)(int nm, int scaled, const T *x, const T *y, NT(vec) cv, ep_dim_t of
 // end; rows run in pairs into two sets of accumulators when the row is at
 // most four vectors (one chain of additions per vector would be the limit).
 static inline __attribute__((always_inline)) NT_TGT void
-NT(held_body)(int nm, int scaled, int NV, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-              const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+NT(held_body)(int nm, int scaled, int SX, int SY, int NV, const T *x, ep_inc_t rx, const T *y,
+              ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     // NV: the whole vectors of the row when a constant (1..4: the
     // accumulators stay in registers), else 0
@@ -2041,20 +2061,20 @@ NT(held_body)(int nm, int scaled, int NV, const T *x, ep_inc_t rx, const T *y, e
             NT(vec) c0 = (scaled ? w[r * rw] : (T)1) - (NT(vec)){0};
             NT(vec) c1 = (scaled ? w[(r + 1) * rw] : (T)1) - (NT(vec)){0};
             for (int k = 0; k < nv; k++) {
-                acc[k] += NT(held_row)(nm, scaled, x, y, c0, k * VL);
-                acc2[k] += NT(held_row)(nm, scaled, x + rx, y + ry, c1, k * VL);
+                acc[k] += NT(held_row)(nm, scaled, SX, SY, x, y, c0, k * VL, n);
+                acc2[k] += NT(held_row)(nm, scaled, SX, SY, x + rx, y + ry, c1, k * VL, n);
             }
             if (nt) {
-                acc[nv] += NT(held_row)(nm, scaled, x, y, c0, n - VL);
-                acc2[nv] += NT(held_row)(nm, scaled, x + rx, y + ry, c1, n - VL);
+                acc[nv] += NT(held_row)(nm, scaled, SX, SY, x, y, c0, n - VL, n);
+                acc2[nv] += NT(held_row)(nm, scaled, SX, SY, x + rx, y + ry, c1, n - VL, n);
             }
         }
         for (int k = 0; k < na; k++) acc[k] += acc2[k];
     }
     for (; r < R; r++, x += rx, y += ry) {
         NT(vec) c0 = (scaled ? w[r * rw] : (T)1) - (NT(vec)){0};
-        for (int k = 0; k < nv; k++) acc[k] += NT(held_row)(nm, scaled, x, y, c0, k * VL);
-        if (nt) acc[nv] += NT(held_row)(nm, scaled, x, y, c0, n - VL);
+        for (int k = 0; k < nv; k++) acc[k] += NT(held_row)(nm, scaled, SX, SY, x, y, c0, k * VL, n);
+        if (nt) acc[nv] += NT(held_row)(nm, scaled, SX, SY, x, y, c0, n - VL, n);
     }
     for (int k = 0; k < na; k++) {
         T t[VL];
@@ -2067,15 +2087,35 @@ NT(held_body)(int nm, int scaled, int NV, const T *x, ep_inc_t rx, const T *y, e
 }
 
 static inline __attribute__((always_inline)) NT_TGT void
-NT(held_nv)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-            const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+NT(held_nv)(int nm, int scaled, int SX, int SY, const T *x, ep_inc_t rx, const T *y,
+            ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     switch (n / VL) {
-    case 1: NT(held_body)(nm, scaled, 1, x, rx, y, ry, w, rw, n, R, o, first); break;
-    case 2: NT(held_body)(nm, scaled, 2, x, rx, y, ry, w, rw, n, R, o, first); break;
-    case 3: NT(held_body)(nm, scaled, 3, x, rx, y, ry, w, rw, n, R, o, first); break;
-    default: NT(held_body)(nm, scaled, 0, x, rx, y, ry, w, rw, n, R, o, first);
+    case 1: NT(held_body)(nm, scaled, SX, SY, 1, x, rx, y, ry, w, rw, n, R, o, first); break;
+    case 2: NT(held_body)(nm, scaled, SX, SY, 2, x, rx, y, ry, w, rw, n, R, o, first); break;
+    case 3: NT(held_body)(nm, scaled, SX, SY, 3, x, rx, y, ry, w, rw, n, R, o, first); break;
+    default: NT(held_body)(nm, scaled, SX, SY, 0, x, rx, y, ry, w, rw, n, R, o, first);
     }
+}
+
+// The held rows with an input at stride 2 along the row (the first: a
+// product's inputs come in either order), one instance per case.
+NT_FN void NT(rows_held_strided)(int nm, int sy, const T *x, ep_inc_t rx, const T *y,
+                                 ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R,
+                                 T *o, int first)
+{
+    if (nm == 1 && w)
+        NT(held_nv)(1, 1, 2, 2, x, rx, x, 0, w, rw, n, R, o, first);
+    else if (nm == 1)
+        NT(held_nv)(1, 0, 2, 2, x, rx, x, 0, x, 0, n, R, o, first);
+    else if (sy == 2 && w)
+        NT(held_nv)(2, 1, 2, 2, x, rx, y, ry, w, rw, n, R, o, first);
+    else if (sy == 2)
+        NT(held_nv)(2, 0, 2, 2, x, rx, y, ry, x, 0, n, R, o, first);
+    else if (w)
+        NT(held_nv)(2, 1, 2, 1, x, rx, y, ry, w, rw, n, R, o, first);
+    else
+        NT(held_nv)(2, 0, 2, 1, x, rx, y, ry, x, 0, n, R, o, first);
 }
 
 // The same for rows shorter than a vector (n < VL, a constant after
@@ -2218,7 +2258,7 @@ NT(into_one_way)(int way, int nm, int scaled, const T *x, ep_inc_t rx, const T *
     if (way == NT_SMALL)
         NT(held_small_n)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
     else if (way == NT_HELD)
-        NT(held_nv)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
+        NT(held_nv)(nm, scaled, 1, 1, x, rx, y, ry, w, rw, n, R, o, first);
     else if (way == NT_AXPY4)
         NT(axpy4_body)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
     else
@@ -2251,11 +2291,24 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                   const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
                   const T *const *f, const ep_inc_t *fs, int seq)
 {
-    if (nm < 1 || nm > 2 || nf > 1 || R < 2 || s[0] != 1 || (nm == 2 && s[1] != 1))
+    if (nm < 1 || nm > 2 || nf > 1 || R < 2)
         return 0;
     ep_inc_t r0 = rs[0], r1 = nm == 2 ? rs[1] : rs[0];
     const T *w = nf ? f[0] : NULL;
     ep_inc_t rw = nf ? fs[0] : 0;
+    ep_inc_t sx = s[0], sy = s[nm - 1];
+    if (sx != 1 || sy != 1) {
+        // an input at stride 2: the row held in registers, that input's
+        // vectors the even lanes of two loads
+        if ((sx != 1 && sx != 2) || (sy != 1 && sy != 2) || n <= VL || R < 16 ||
+            n > NT_PERIOD_V * VL + VL - 1 || (nm == 1 && n < 17))
+            return 0;
+        if (sx == 2)
+            NT(rows_held_strided)(nm, (int)sy, p[0], r0, p[nm - 1], r1, w, rw, n, R, o, first);
+        else
+            NT(rows_held_strided)(nm, 1, p[1], r1, p[0], r0, w, rw, n, R, o, first);
+        return 1;
+    }
     if (n > NT_PERIOD_V * VL + VL - 1) {
         NT(rows_into_one_way)(seq && n <= NT_SEQ_N ? NT_AXPY_SEQ : NT_AXPY4, nm, p[0], r0,
                               p[nm - 1], r1, w, rw, n, R, o, first);
@@ -2529,22 +2582,6 @@ NT(crows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
 // of 8 per summed b; 'ab,ba->ab' with rows of 12 at stride 2 ran element by
 // element).  The output under the overlap is read before the row's stores,
 // so the overlap gets the same sum.
-
-// elements i .. i+VL-1 of a row of n at stride S (1 or 2) without reading
-// past its last element: even lanes of two loads, or for the row's last
-// vector the odd lanes of two loads starting one element before it (n > VL)
-static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(ld_row)(const T *x, int S, ep_dim_t i, ep_dim_t n)
-{
-    if (S == 1)
-        return NT_LD(x + i);
-    if (i + VL < n) {
-        const NT(ivec) m = NT_EVEN;
-        return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m);
-    }
-    const NT(ivec) m = NT_ODD;
-    return __builtin_shuffle(NT_LD(x + 2 * i - 1), NT_LD(x + 2 * i - 1 + VL), m);
-}
 
 static inline __attribute__((always_inline)) NT_TGT void
 NT(short_vec_body)(int nm, const int SX, const int SY, const T *const *p, ep_dim_t n,

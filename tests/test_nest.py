@@ -323,6 +323,43 @@ def test_rows_summed_into_one_row_held_in_registers(isa, dtype, one_thread):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_at_stride_two_summed_into_one_row_held_in_registers(isa, dtype, one_thread):
+    """Rows of a [..., ::2] slice summed into one output row (alone, times a
+    scale per row, times a contiguous or a stride-2 row of a second input in
+    either order): the row held in registers, each stride-2 vector the even
+    lanes of two loads and the row's last vector the odd lanes of two loads
+    starting one element early, so nothing past the row's last element is
+    read -- each row here ends on its array's last element."""
+    rng = np.random.default_rng(23)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    for n in sorted({lanes + 1, 17, 2 * lanes + 3, 33, 16 * lanes + lanes - 1} - {16 * lanes}):
+        for R in (16, 45):
+            X = _rand(rng, (R, 2 * n - 1), dtype)      # X[:, ::2]: the row ends the array
+            Y = _rand(rng, (R, 2 * n - 1), dtype)
+            C = _rand(rng, (R, n), dtype)
+            u = _rand(rng, R, dtype)
+            x, y, c = X[:, ::2], Y[:, ::2], C
+            rx = 2 * n - 1
+            cases = [(1, [(R, rx, 0), (n, 2, 1)], (X,), x.sum(0)),
+                     (2, [(R, rx, 1, 0), (n, 2, 0, 1)], (X, u), (x * u[:, None]).sum(0)),
+                     (2, [(R, rx, rx, 0), (n, 2, 2, 1)], (X, Y), (x * y).sum(0)),
+                     (2, [(R, rx, n, 0), (n, 2, 1, 1)], (X, C), (x * c).sum(0)),
+                     (2, [(R, n, rx, 0), (n, 1, 2, 1)], (C, X), (x * c).sum(0)),
+                     (3, [(R, rx, n, 1, 0), (n, 2, 1, 0, 1)], (X, C, u),
+                      (x * c * u[:, None]).sum(0))]
+            for nin, loops, ins, want in cases:
+                if nin == 1 and n < 17:
+                    continue
+                o = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, nin, loops)(ins, o, isa=isa)
+                _close(o, want, dtype, R)
+                again = [(2,) + (0,) * (nin + 1)] + loops
+                _native.prepare_nest(dtype, nin, again)(ins, o, isa=isa)
+                _close(o, 2 * want, dtype, 2 * R)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_products_of_rows_summed_into_one_row(isa, dtype, one_thread):
     """'ij,ij->j': two inputs' rows multiplied and summed into one output row
