@@ -464,6 +464,12 @@ def _group_extent(labels, sizes) -> int:
     return e
 
 
+def _step_extents(a_labels, b_labels, c_labels, sizes):
+    """(m, n, k) of the pairwise step a_labels,b_labels->c_labels."""
+    r = assign_roles(a_labels, b_labels, c_labels)
+    return tuple(_group_extent(g, sizes) for g in (r.m, r.n, r.k))
+
+
 def _nest_allowed(b, views, infos, dtype) -> bool:
     """Whether one nest can run the whole call: native dtypes throughout
     (no operand or out= cast), at most MAXIN inputs, the packed engine not
@@ -485,10 +491,7 @@ def _whole_call_nest(b, views, infos, dtype, out_eff) -> bool:
     nest against the paths (``_cheapest_plan``)."""
     if not _nest_allowed(b, views, infos, dtype):
         return False
-    sizes = b.sizes
-    labels = [v.labels for v in views]
-    r = assign_roles(labels[0], labels[1], out_eff)
-    m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
+    m, n, k = _step_extents(views[0].labels, views[1].labels, out_eff, b.sizes)
     return choose_engine(m, n, k) == "nest" or ((is_one_tile(m, n, k) or is_short_k(m, n, k))
                                                 and dtype in _NATIVE)
 
@@ -499,9 +502,7 @@ def _thin_pair(b, views, out_eff) -> bool:
     both engines are planned and priced."""
     if len(views) != 2:
         return False
-    r = assign_roles(views[0].labels, views[1].labels, out_eff)
-    sizes = b.sizes
-    m, n, k = (_group_extent(g, sizes) for g in (r.m, r.n, r.k))
+    m, n, k = _step_extents(views[0].labels, views[1].labels, out_eff, b.sizes)
     return is_thin(m, n, k) or is_one_tile(m, n, k) or is_short_k(m, n, k)
 
 
@@ -643,10 +644,7 @@ def _step_engine(b, x, y, c_labels, is_complex) -> str:
         return "gemm"
     if is_complex and (x.cplx != "c" or y.cplx != "c"):
         return "gemm"   # a real array in a complex product: the GEMM's split
-    r = assign_roles(x.labels, y.labels, c_labels)
-    sizes = b.sizes
-    return choose_engine(_group_extent(r.m, sizes), _group_extent(r.n, sizes),
-                         _group_extent(r.k, sizes))
+    return choose_engine(*_step_extents(x.labels, y.labels, c_labels, b.sizes))
 
 
 def _step_priced(b, x, y, c_labels, is_complex) -> bool:
@@ -656,10 +654,9 @@ def _step_priced(b, x, y, c_labels, is_complex) -> bool:
     stays in the nest: priced by compute alone, a GEMM of a long k and an
     edge of 2 looks cheaper than it runs ('ij,jk,kl,lm->im' (2,9) x (9,29)
     x (29,184995) x (184995,2) f32: 7.7 ms through it, 3.0 ms without)."""
-    if b.gemm_only or is_complex or b.dtype not in _NATIVE or not nest_dtype_ok(b.dtype):
+    if b.gemm_only or is_complex or b.dtype not in _NATIVE:
         return False
-    r = assign_roles(x.labels, y.labels, c_labels)
-    m, n, k = (_group_extent(g, b.sizes) for g in (r.m, r.n, r.k))
+    m, n, k = _step_extents(x.labels, y.labels, c_labels, b.sizes)
     return is_one_tile(m, n, k) or is_short_k(m, n, k)
 
 

@@ -27,6 +27,18 @@ def _close(got, want, dtype, k):
     assert_sum_close(got, want, dtype, k, ulps=32)
 
 
+def _into_one_row_and_again(dtype, nin, loops, ins, want, R, isa):
+    """Rows summed into one output row: written over NaNs, then visited twice
+    more by an outer loop of 2 whose first visit overwrites, the second adds."""
+    n = loops[-1][0]
+    o = np.full(n, np.nan, dtype)
+    _native.prepare_nest(dtype, nin, loops)(ins, o, isa=isa)
+    _close(o, want, dtype, R)
+    again = [(2,) + (0,) * (nin + 1)] + loops
+    _native.prepare_nest(dtype, nin, again)(ins, o, isa=isa)
+    _close(o, 2 * want, dtype, 2 * R)
+
+
 _strides = estrides
 
 
@@ -351,12 +363,7 @@ def test_rows_at_stride_two_summed_into_one_row_held_in_registers(isa, dtype, on
             for nin, loops, ins, want in cases:
                 if nin == 1 and n < 17:
                     continue
-                o = np.full(n, np.nan, dtype)
-                _native.prepare_nest(dtype, nin, loops)(ins, o, isa=isa)
-                _close(o, want, dtype, R)
-                again = [(2,) + (0,) * (nin + 1)] + loops
-                _native.prepare_nest(dtype, nin, again)(ins, o, isa=isa)
-                _close(o, 2 * want, dtype, 2 * R)
+                _into_one_row_and_again(dtype, nin, loops, ins, want, R, isa)
 
 
 @pytest.mark.parametrize("isa", ISAS)
@@ -1428,12 +1435,7 @@ def test_complex_rows_summed_into_one_row(isa, dtype, one_thread):
                         (1, [(R, ra, 0), (n, 1, 1)], (A,), A.sum(0)),
                         (2, [(R, ra, 1, 0), (n, 1, 0, 1)], (A, u), (A * u[:, None]).sum(0)),
                         (2, [(R, ra, n + 2, 0), (n, 1, 1, 1)], (A, B), (A * B).sum(0))]:
-                    o = np.full(n, np.nan, dtype)
-                    _native.prepare_nest(dtype, nin, loops)(ins, o, isa=isa)
-                    _close(o, want, dtype, R)
-                    again = [(2,) + (0,) * (nin + 1)] + loops
-                    _native.prepare_nest(dtype, nin, again)(ins, o, isa=isa)
-                    _close(o, 2 * want, dtype, 2 * R)
+                    _into_one_row_and_again(dtype, nin, loops, ins, want, R, isa)
 
 
 _STREAM_SCRIPT = r"""
