@@ -72,10 +72,11 @@ def test_conjugated_dot(isa, dtype, n, one_thread):
     rng = np.random.default_rng(n + 5)
     x, y = _rand(rng, 2 * n, dtype), _rand(rng, 2 * n, dtype)
     out = np.empty((), dtype)
-    for sx, sy in [(1, 1), (2, 1), (1, -1)]:
-        a = x[::sx][:n]
-        b = y[:n] if sy > 0 else y[n - 1::-1]      # a reversed view: stride -1 from y[n-1]
-        _native.prepare_nest(dtype, 2, [(n, sx, sy, 0)], conj=True)((x, b), out, isa=isa)
+    for sx, sy in [(1, 1), (2, 1), (1, -1), (-2, 2)]:
+        a = x[::sx][:n] if sx > 0 else x[2 * n - 2::-2]
+        b = y[::sy][:n] if sy > 0 else y[n - 1::-1]   # a reversed view: stride -1 from y[n-1]
+        _native.prepare_nest(dtype, 2, [(n, sx, sy, 0)], conj=True)(
+            (x if sx > 0 else a, y if sy > 1 else b), out, isa=isa)
         _close(out, np.vdot(a, b), dtype, n)
 
 
@@ -125,9 +126,10 @@ def test_row_prod_paths(isa, dtype, n, one_thread):
 @pytest.mark.parametrize("n", [15, 16, 17, 64, 255, 257, 600, 2049])
 def test_rows_gathered_into_l1(isa, dtype, n, one_thread):
     """Rows with inputs strided by -1, 2 or -2 ('a,a->a' with a reversed
-    operand, a sliced one, an axis reversed outside a unit one): gathered
-    into L1 in chunks, then the SIMD row, for sums and products, with one or
-    two inputs, a scale, and a later visit that adds."""
+    operand, a sliced one, an axis reversed outside a unit one): sums of
+    SIMD vectors taken from the strided loads (real and complex), products
+    gathered into L1 in chunks, then the SIMD row; with one or two inputs,
+    a scale, and a later visit that adds."""
     rng = np.random.default_rng(n + 5)
     x, y = _rand(rng, 2 * n + 1, dtype), _rand(rng, 2 * n + 1, dtype)
     v = _rand(rng, 2, dtype)
