@@ -314,11 +314,16 @@ def traffic(loops, itemsize, held=0):
             # rows apart in memory: each reads the rest of its first and
             # last lines and, past a gap of a few lines, restarts the
             # hardware prefetcher's stream (measured: rows of 33 float32
-            # 792 bytes apart, 3x slower than the same bytes as one stream)
+            # 792 bytes apart, 3x slower than the same bytes as one stream);
+            # from L3, a fraction of that ('abcd,bacd->' (925,2,5,8) x
+            # (2,925,5,16)[..., ::2] f64 with rows of 40 of the first 320
+            # bytes apart: 52 us, 87 us with both rows of b per call of the
+            # rows kernel)
             rows = moved[j] / span[j]
-            moved[j] = rows * min(jump[j], span[j] + LINE - itemsize)
+            extra = rows * min(jump[j], span[j] + LINE - itemsize) - moved[j]
             if jump[j] >= span[j] + RAGGED_GAP:
-                moved[j] += rows * RAGGED_START
+                extra += rows * RAGGED_START
+            moved[j] += extra * (L3_REREAD if whole[j] <= L3_SHARE else 1.0)
         elif leap[j] >= run[j] + RAGGED_GAP and big[j] and run[j] < RESTART_RUN:
             # long rows apart in memory, from beyond L2: each row restarts
             # the stream ('abc->b' (602,5,1270) F order f32 with b outside

@@ -1189,11 +1189,11 @@ def test_four_strided_rows_summed_load_vectors(isa, dtype, one_thread):
     """Rows of a vector and more with strides of +-1 or +-2 (not both unit),
     four at a time, each into its own output: vector loads a row at a time
     (the even or reversed lanes of whole vectors), one and two inputs, the
-    second shared by every row or not; the fifth row and on by the same."""
+    second shared by every row or not; the fifth row and on by the same;
+    calls of fewer than four rows too, and rows summed into one element."""
     rng = np.random.default_rng(31)
-    for n in (16, 37, 106, 300):
+    for n, R in ((16, 6), (37, 6), (106, 6), (300, 6), (40, 1), (40, 2), (33, 3)):
         for sx, sy in ((2, 1), (-2, 1), (1, 2), (-1, -2), (2, 2), (-2, 0)):
-            R = 6
             A = _rand(rng, (R, 2 * n + 3), dtype)
             x = A[:, ::sx][:, :n] if sx > 0 else A[:, ::sx][:, :n]
             V = _rand(rng, (R, 2 * n + 3), dtype)
@@ -1210,6 +1210,27 @@ def test_four_strided_rows_summed_load_vectors(isa, dtype, one_thread):
             _native.prepare_nest(dtype, 1, [(R, x.strides[0] // es, 1),
                                             (n, x.strides[1] // es, 0)])((x,), o[:R], isa=isa)
             _close(o[:R], x.sum(-1), dtype, n)
+            one = np.full((), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(R, x.strides[0] // es, ys[0], 0),
+                                            (n, x.strides[1] // es, ys[1], 0)])(
+                (x, y), one, isa=isa)
+            _close(one, (x * y).sum(), dtype, n * R)
+
+
+def test_short_rows_apart_in_l3_cost_a_fraction_of_a_restart():
+    """'abcd,bacd->' (925,2,5,8) x (2,925,5,16)[..., ::2] f64: with b
+    outside a the first input's rows of 40 are 320 bytes apart, a restart
+    of the prefetcher's stream each from memory; but both inputs fit in L3,
+    and there calls of 925 rows run faster than 925 calls of b's 2 rows."""
+    a = np.random.default_rng(2).random((925, 2, 5, 8))
+    b = np.random.default_rng(3).random((2, 925, 5, 16))[..., ::2]
+    table = {"a": (925, (80, 80, 0)), "b": (2, (40, 74000, 0)), "cd": (40, (1, 2, 0))}
+    assert nest.order_loops(table, 8) == ["b", "a", "cd"]
+    # ten times the rows: the first input beyond a core's share of L3
+    table = {"a": (18500, (80, 80, 0)), "b": (2, (40, 1480000, 0)), "cd": (40, (1, 2, 0))}
+    assert nest.order_loops(table, 8) == ["a", "b", "cd"]
+    np.testing.assert_allclose(einplan.einsum("abcd,bacd->", a, b),
+                               np.einsum("abcd,bacd->", a, b), rtol=1e-12)
 
 
 def test_short_rows_apart_in_memory_continue_their_stream():
