@@ -635,6 +635,39 @@ def test_tile_copy_compacts_rows_at_stride_two(isa, dtype, one_thread):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tile_copy_of_a_few_rows_end_to_end(isa, dtype, one_thread):
+    """A tile's copy of an input whose four tile rows are end to end along
+    the row's axis ('ab,ba->a' with B (n, 4) contiguous, the
+    'ia,ib,ic->abc' pattern): de-interleaved by vector shuffles, the
+    columns past whole vectors one by one; 3 and 5 rows, and rows apart
+    (B[:, :4] of a wider array), by the element copy."""
+    rng = np.random.default_rng(23)
+    for m in (2, 3, 4, 5):
+        for n in (5, 16, 37, 300):
+            for wide in (m, m + 3):
+                A = _rand(rng, (m, n), dtype)
+                B = _rand(rng, (n, wide), dtype)[:, :m]
+                sb = B.strides[0] // B.itemsize
+                for ti, tj in [(m, 16), (m, n), (8, 64)]:
+                    kw = dict(tile=ti, tile_row=tj)
+                    o = np.full(m, np.nan, dtype)
+                    _native.prepare_nest(dtype, 2, [(m, n, 1, 1), (n, 1, sb, 0)], **kw)(
+                        (A, B), o, isa=isa)
+                    _close(o, (A * B.T).sum(1), dtype, n)
+                    o = np.full((m, n), np.nan, dtype)
+                    _native.prepare_nest(dtype, 2, [(m, n, 1, n), (n, 1, sb, 1)], **kw)(
+                        (A, B), o, isa=isa)
+                    _close(o, A * B.T, dtype, 1)
+                    # with a scale per row (not the transposed-pair kernel)
+                    u = _rand(rng, m, dtype)
+                    o = np.full(m, np.nan, dtype)
+                    _native.prepare_nest(dtype, 3, [(m, n, 1, 1, 1), (n, 1, sb, 0, 0)], **kw)(
+                        (A, B, u), o, isa=isa)
+                    _close(o, (A * B.T).sum(1) * u, dtype, n)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
     """Many short contiguous complex dots summed into one element
