@@ -187,7 +187,8 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
 
 // Whether d's rows stream (see above): real rows of one or two inputs
 // contiguous along the row, one of which spans more than half of L3, in the
-// three kernels whose order differs: row sums of up to 512 bytes, dot rows up to
+// three kernels whose order differs: row sums of up to 512 bytes (2 KB of
+// one input end to end), dot rows up to
 // a page, end to end, against one vector shared by every row, and rows
 // summed into one output row (axpy4) from one past the registers of the row
 // ISA's kernels up to 8 KB ('ab->b' with b = 503; 'j,jk->k' (37010,120) f64
@@ -227,8 +228,8 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
         ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
         return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= 8192;
     }
-    return bytes <= 512 || (nm == 2 && shared == 1 && bytes <= 4096 &&
-                            (packed == 1 || bytes == 4096));
+    return bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
+           (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096));
 }
 
 // ------------------------------------------------------------ the nest

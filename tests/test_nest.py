@@ -1505,8 +1505,8 @@ out = []
 # rows summed into one output row just past what the kernel set holds in registers
 vbytes = {"avx512": 64, "avx2": 32}.get(_native.kernel_config()["isa"], 16)
 past = 17 * vbytes // 4 + 3
-for spec, n in (("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64), ("ij->j", 503),
-                ("ij,i->j", 503), ("ij,i->j", past), ("ij,i->j", 1801)):
+for spec, n in (("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64), ("ij->i", 300),
+                ("ij->j", 503), ("ij,i->j", 503), ("ij,i->j", past), ("ij,i->j", 1801)):
     rows = int(1.25 * l3) // (4 * n) + 3          # beyond L3, not a multiple of four
     a = rng.standard_normal((rows, n), dtype=np.float32)
     vec = {"ij,j->i": n, "ij,i->j": rows}
@@ -1516,7 +1516,7 @@ for spec, n in (("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64), ("ij->j", 50
     ref = np.einsum(spec, *(o.astype(np.float64) for o in ops))
     assert np.allclose(r, ref, rtol=1e-4, atol=1e-3 * np.sqrt(max(n, rows))), spec
     out.append(hashlib.sha1(r.tobytes()).hexdigest())
-    if n in (128, 503, past, 1801):
+    if n in (128, 300, 503, past, 1801):
         assert "rows streamed from memory" in str(einplan.explain(spec, *ops)), spec
 order, one, four = _native.stream_order()
 print(" ".join(out), order, one > 0, four > 0)
@@ -1558,7 +1558,7 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     timed, then the faster stays.  Both sum each row the same way, so the
     results are the same bits whichever order runs; EINPLAN_STREAM_ROWS
     fixes the order (dot rows of 128 and 1024, the four-row vector path and
-    rows_dot4; sums of rows of 64; rows of 503 summed, and scaled, into one
+    rows_dot4; sums of rows of 64, and of 300 end to end; rows of 503 summed, and scaled, into one
     output row, and so rows just longer than the kernel set's registers
     hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
     one after another) and rows of 7 KB)."""
@@ -1572,7 +1572,7 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         res[order] = p.stdout.split()
-    assert res["1"][:7] == res["4"][:7] == res[""][:7], res
-    assert res["1"][7] == "one" and res["4"][7] == "four", res
+    assert res["1"][:8] == res["4"][:8] == res[""][:8], res
+    assert res["1"][8] == "one" and res["4"][8] == "four", res
     # measured: both orders timed and one of them chosen
-    assert res[""][7] in ("one", "four") and res[""][8:] == ["True", "True"], res
+    assert res[""][8] in ("one", "four") and res[""][9:] == ["True", "True"], res
