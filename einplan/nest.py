@@ -506,6 +506,14 @@ def transposes(loops, itemsize, is_complex=False) -> bool:
     pair = transposed_pair(loops, is_complex)
     if pair is None:
         return False
+    outer, y = loops[-2], pair[1]
+    if (outer.extent == 4 < vector_lanes(itemsize) and outer.strides[y] == 1
+            and loops[-1].strides[y] == 4):
+        # y's four rows end to end, fewer than a vector: the copy
+        # de-interleaves them a vector at a time, where the transposing
+        # kernel runs partial vectors of rows ('ab,ab->' (4, 40000) f32 C x
+        # F on AVX2: 171 us transposed, 61 copied)
+        return False
     lo, hi = TPAIR_COPY_ROW
     span = math.prod(lp.extent for lp in loops if lp.strides[pair[0]] != 0) * itemsize
     return not (lo < loops[-1].extent < hi and span > l2_bytes())

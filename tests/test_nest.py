@@ -667,6 +667,24 @@ def test_tile_copy_of_a_few_rows_end_to_end(isa, dtype, one_thread):
                     _close(o, (A * B.T).sum(1) * u, dtype, n)
 
 
+def test_four_rows_end_to_end_are_copied_not_transposed():
+    """'ab,ab->' (4, n) C x F order: B's four rows are end to end along b.
+    With fewer rows than a vector, the tiles copy B (de-interleaved a
+    vector at a time) instead of running the transposing kernel on partial
+    vectors of rows (f32 on AVX2: 171 us transposed, 61 copied at n =
+    40000); five rows, or four that fill a vector, keep the transposing
+    kernel."""
+    rng = np.random.default_rng(29)
+    for m, dtype in [(4, np.float32), (4, np.float64), (5, np.float32)]:
+        a = rng.random((m, 3001)).astype(dtype)
+        b = np.asfortranarray(rng.random((m, 3001)).astype(dtype))
+        st = _plan_for("ab,ab->", a, b).steps[0]
+        copied = m == 4 < nest.vector_lanes(a.itemsize)
+        assert st.tile, st
+        assert st.row.endswith("transposed") != copied, (m, dtype, st.row)
+        _close(einplan.einsum("ab,ab->", a, b), np.einsum("ab,ab->", a, b), a.dtype, a.size)
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
