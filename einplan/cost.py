@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from . import _native, model
-from .nest import L3_SHARE, gathers_row, traffic, vector_lanes
+from .nest import L3_SHARE, gathers_row, rows_per_start, traffic, vector_lanes
 from .plan import GemmStep, NestStep, ReduceStep
 
 NOMINAL_GHZ = 3.0
@@ -82,8 +82,14 @@ def nest_seconds(step: NestStep, dtype) -> float:
     t_mem = traffic(loops, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]
     rows = total / row_n
+    folded = 0
     if step.short:
         rows /= step.short
+    else:
+        # a vector or four of short rows per start of the rows kernel, and
+        # the inputs every row shares multiplied once
+        per, folded = rows_per_start(step.loops, item, str(dtype).startswith("complex"))
+        rows /= per
     row = loops[-1][1]
     moving = [s for s in row[:-1] if s != 0]
     strided = [s for s in moving if abs(s) != 1] + ([row[-1]] if abs(row[-1]) > 1 else [])
@@ -96,7 +102,7 @@ def nest_seconds(step: NestStep, dtype) -> float:
     elif gathers_row(step.loops, vector_lanes(item)):
         # gathered into L1 a chunk at a time, then run contiguous
         strided = []
-    n_ops = len(moving) + 1
+    n_ops = len(moving) + 1 - folded
     t_out = 0.0
     if step.short:
         # one FMA per element, the result held in registers over the short loop

@@ -137,6 +137,43 @@ def vector_lanes(real_itemsize: int) -> int:
     return max(1, VECTOR_BITS.get(_native.isa(), 128) // 8 // real_itemsize)
 
 
+DOTV_BYTES = 1024    # longest row the rows kernel dots a vector of rows at a time against
+                     # a vector every row shares (ep_nest_template.h's NT_DOTV_BYTES)
+FOLD_ROW = 2048      # longest row whose shared inputs the rows kernel multiplies once (NB)
+
+
+def rows_per_start(loops, itemsize, complex_=False):
+    """(rows per row start, inputs folded) of the rows kernel
+    (ep_nest_template.h's rows_sum) on real row sums: contiguous rows
+    against a vector every row shares run a vector of rows at a time
+    (rows_dotv), the first inputs shared by every row multiplied once into
+    that vector when there are three or more (folded: one input less per
+    element); other short contiguous sums and dots four rows at a time;
+    else one row per start."""
+    if complex_ or len(loops) < 2 or loops[-1].strides[-1] != 0:
+        return 1, 0
+    outer, row = loops[-2], loops[-1]
+    n, R = row.extent, outer.extent
+    moving = [j for j, st in enumerate(row.strides[:-1]) if st != 0]
+    if not moving or any(row.strides[j] != 1 for j in moving):
+        return 1, 0
+    rs = [outer.strides[j] for j in moving]
+    k = 0
+    while k < len(rs) and rs[k] == 0:
+        k += 1
+    folded = 0
+    if len(rs) >= 3 and k >= 2 and n <= FOLD_ROW and R >= 4:
+        rs, folded = [0] + rs[k:], k - 1
+    lanes = vector_lanes(itemsize)
+    if (len(rs) == 2 and (rs[0] == 0) != (rs[1] == 0) and outer.strides[-1] != 0
+            and R >= lanes and n >= lanes and n * itemsize <= DOTV_BYTES):
+        return lanes, folded
+    if len(rs) <= 2 and n >= lanes and (n * itemsize <= 512 or (
+            len(rs) == 1 and rs[0] == n and n * itemsize <= 2048)):
+        return 4, folded
+    return 1, folded
+
+
 def nest_cycles(step, dtype) -> float:
     """Compute-side cycles of a NestStep, one thread: each iteration's
     multiply-adds (complex ones count COMPLEX_OPS) in vectors of the kernel

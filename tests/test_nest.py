@@ -667,6 +667,48 @@ def test_tile_copy_of_a_few_rows_end_to_end(isa, dtype, one_thread):
                     _close(o, (A * B.T).sum(1) * u, dtype, n)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_inputs_every_row_shares_are_multiplied_once(isa, dtype, one_thread):
+    """Row sums of three or four inputs whose first two or three are the same
+    contiguous row for every row ('ij,j,jk->ik' with i = 1 and C in F
+    order): their product formed once, then the rows dotted against it as
+    two-input rows, into an output element each or summed into one; a
+    shared input that is not among the first ones, and rows past one block
+    of the fold, take the general rows."""
+    rng = np.random.default_rng(37)
+    for n, R in [(8, 5), (8, 33), (13, 100), (300, 7), (2049, 5)]:
+        a, b, c = (_rand(rng, n, dtype) for _ in range(3))
+        C = _rand(rng, (R, n), dtype)
+        o = np.full(R, np.nan, dtype)
+        _native.prepare_nest(dtype, 3, [(R, 0, 0, n, 1), (n, 1, 1, 1, 0)])((a, b, C), o, isa=isa)
+        _close(o, C @ (a * b), dtype, n)
+        _native.prepare_nest(dtype, 4, [(R, 0, 0, 0, n, 1), (n, 1, 1, 1, 1, 0)])(
+            (a, b, c, C), o, isa=isa)
+        _close(o, C @ (a * b * c), dtype, n)
+        _native.prepare_nest(dtype, 3, [(R, 0, n, 0, 1), (n, 1, 1, 1, 0)])((a, C, b), o, isa=isa)
+        _close(o, C @ (a * b), dtype, n)
+        one = np.full((), np.nan, dtype)
+        _native.prepare_nest(dtype, 3, [(R, 0, 0, n, 0), (n, 1, 1, 1, 0)])((a, b, C), one, isa=isa)
+        _close(one, (C @ (a * b)).sum(), dtype, n * R)
+
+
+def test_short_dot_rows_against_a_shared_vector_are_priced_per_vector_of_rows():
+    """'ij,j,jk->ik' (1, 8) x (8,) x (8, 33471) F f64: one nest whose rows of
+    8 are dotted against A's row times v, a vector of rows at a time -- 45 us
+    against 70 for the path through a (8, 33471) intermediate; priced at a
+    row start per row the nest cost twice the path."""
+    rng = np.random.default_rng(41)
+    a = np.asfortranarray(rng.random((1, 8)))
+    v = rng.random(8)
+    c = np.asfortranarray(rng.random((8, 33471)))
+    plan = _plan_for("ij,j,jk->ik", a, v, c)
+    assert len(plan.steps) == 1 and isinstance(plan.steps[0], NestStep), plan.steps
+    assert nest.rows_per_start(plan.steps[0].loops, 8) == (nest.vector_lanes(8), 1)
+    _close(einplan.einsum("ij,j,jk->ik", a, v, c), np.einsum("ij,j,jk->ik", a, v, c),
+           "float64", 8)
+
+
 def test_four_rows_end_to_end_are_copied_not_transposed():
     """'ab,ab->' (4, n) C x F order: B's four rows are end to end along b.
     With fewer rows than a vector, the tiles copy B (de-interleaved a
