@@ -244,6 +244,31 @@ static inline __attribute__((always_inline)) NT_TGT void NT(hsums8)(NT(vec) *v, 
     NT(hsums)(v, 8, sums);
 }
 
+// A vector of elements i .. i+E-1 of x (E = VL / W elements of W reals,
+// W = 2 for interleaved complex; element k at x[W*k*S]) for a stride S of
+// 1, -1, 2 or -2, a constant after inlining: one load, reversed, or the even
+// (odd, reversed) elements of two loads.  A stride of +-2 reads one element
+// past element i+E-1.
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(ld_s)(const T *x, int S, ep_dim_t i)
+{
+    const int W = 1 + CPX;
+    const ep_dim_t E = VL / W;
+    if (S == 1)
+        return NT_LD(x + W * i);
+    if (S == -1) {
+        const NT(ivec) m = CPX ? (NT(ivec))NT_PREV : (NT(ivec))NT_REV;
+        return __builtin_shuffle(NT_LD(x - W * (i + E - 1)), m);
+    }
+    if (S == 2) {
+        const NT(ivec) m = CPX ? (NT(ivec))NT_PEVEN : (NT(ivec))NT_EVEN;
+        return __builtin_shuffle(NT_LD(x + 2 * W * i), NT_LD(x + 2 * W * i + VL), m);
+    }
+    const NT(ivec) m = CPX ? (NT(ivec))NT_PODDREV : (NT(ivec))NT_ODDREV;
+    const T *q = x - 2 * W * (i + E - 1) - W;
+    return __builtin_shuffle(NT_LD(q), NT_LD(q + VL), m);
+}
+
 #if !CPX
 // sum_{i<n} prod_j q[j][i] over contiguous rows, n <= NB
 NT_FN T NT(blk_contig)(int nm, const T *const *q, ep_dim_t n)
@@ -319,28 +344,6 @@ NT_FN T NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_t n
         }
     }
     return (a0 + a1) + (a2 + a3);
-}
-
-// A vector of elements i .. i+VL-1 of x (element k at x[k*S]) for a stride
-// S of 1, -1, 2 or -2, a constant after inlining: one load, reversed, or
-// the even (odd, reversed) lanes of two loads.  A stride of +-2 reads one
-// element past element i+VL-1.
-static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(ld_s)(const T *x, int S, ep_dim_t i)
-{
-    if (S == 1)
-        return NT_LD(x + i);
-    if (S == -1) {
-        const NT(ivec) m = NT_REV;
-        return __builtin_shuffle(NT_LD(x - (i + VL - 1)), m);
-    }
-    if (S == 2) {
-        const NT(ivec) m = NT_EVEN;
-        return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m);
-    }
-    const NT(ivec) m = NT_ODDREV;
-    const T *q = x - 2 * (i + VL - 1) - 1;
-    return __builtin_shuffle(NT_LD(q), NT_LD(q + VL), m);
 }
 
 // sum_{i<n} x[i*SX] (times y[i*SY]) for strides of +-1 and +-2, the
@@ -704,29 +707,6 @@ NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, i
     NT(blk_contig_in)(nm, q, n, re, im, conj);
 }
 
-// complex elements i .. i+E-1 of x (element k at x[2*k*S]) as one vector of
-// (re, im) pairs, for a stride S of 1, -1, 2 or -2 (a constant after
-// inlining): NT(ld_s) with pairs as the lanes.  A stride of +-2 reads one
-// element past element i+E-1.
-static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(cld_s)(const T *x, int S, ep_dim_t i)
-{
-    const ep_dim_t E = VL / 2;
-    if (S == 1)
-        return NT_LD(x + 2 * i);
-    if (S == -1) {
-        const NT(ivec) m = NT_PREV;
-        return __builtin_shuffle(NT_LD(x - 2 * (i + E - 1)), m);
-    }
-    if (S == 2) {
-        const NT(ivec) m = NT_PEVEN;
-        return __builtin_shuffle(NT_LD(x + 4 * i), NT_LD(x + 4 * i + VL), m);
-    }
-    const NT(ivec) m = NT_PODDREV;
-    const T *q = x - 4 * (i + E - 1) - 2;
-    return __builtin_shuffle(NT_LD(q), NT_LD(q + VL), m);
-}
-
 // blk_contig_in through strides of +-1 and +-2, the elements taken into
 // vectors as they are loaded: a gather into L1 before the sum reads the two
 // rows a few KB at a time in turn, and such alternating reads ran at half
@@ -743,9 +723,9 @@ NT(blk_fused)(int nm, const T *x, int SX, const T *y, int SY, ep_dim_t n, T *re,
     ep_dim_t lim = n - wide, i = 0;     // loads stay inside the row
     NT(vec) a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
     for (; i + 2 * E <= lim; i += 2 * E) {
-        NT(vec) u = NT(cld_s)(x, SX, i), u1 = NT(cld_s)(x, SX, i + E);
+        NT(vec) u = NT(ld_s)(x, SX, i), u1 = NT(ld_s)(x, SX, i + E);
         if (nm == 2) {
-            NT(vec) v = NT(cld_s)(y, SY, i), v1 = NT(cld_s)(y, SY, i + E);
+            NT(vec) v = NT(ld_s)(y, SY, i), v1 = NT(ld_s)(y, SY, i + E);
             a0 += u * v; b0 += u * __builtin_shuffle(v, sw);
             a1 += u1 * v1; b1 += u1 * __builtin_shuffle(v1, sw);
         } else {
