@@ -269,6 +269,9 @@ NT(ld_s)(const T *x, int S, ep_dim_t i)
     return __builtin_shuffle(NT_LD(q), NT_LD(q + VL), m);
 }
 
+static NT_TGT void NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy,
+                                   ep_dim_t n, T *res, int conj);
+
 #if !CPX
 // sum_{i<n} prod_j q[j][i] over contiguous rows, n <= NB
 NT_FN T NT(blk_contig)(int nm, const T *const *q, ep_dim_t n)
@@ -350,9 +353,10 @@ NT_FN T NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_t n
 // elements taken into vectors as they are loaded: a gather into L1 before
 // the sum leaves the memory idle while the sum runs ('a,a->' on two
 // [::2] slices of 64 MB f64 0.73x numpy's BLAS)
-static inline __attribute__((always_inline)) NT_TGT T
-NT(blk_fused)(int nm, const T *x, int SX, const T *y, int SY, ep_dim_t n)
+static inline __attribute__((always_inline)) NT_TGT void
+NT(blk_fused)(int nm, const T *x, int SX, const T *y, int SY, ep_dim_t n, T *res, int conj)
 {
+    (void)conj;
     NT(vec) a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
     int wide = SX == 2 || SX == -2 || (nm == 2 && (SY == 2 || SY == -2));
     ep_dim_t lim = n - wide, i = 0;     // loads stay inside the row
@@ -374,37 +378,17 @@ NT(blk_fused)(int nm, const T *x, int SX, const T *y, int SY, ep_dim_t n)
     T r = NT(hsum)((a0 + a1) + (a2 + a3), 1, 0), t = 0;
     for (; i < n; i++)
         t += nm == 2 ? x[i * SX] * y[i * SY] : x[i * SX];
-    return r + t;
+    res[0] = r + t;
 }
 
-#define NT_FUSED_Y(SX, sy)                                                      \
-    switch (sy) {                                                               \
-    case 1: return NT(blk_fused)(2, x, SX, y, 1, n);                            \
-    case -1: return NT(blk_fused)(2, x, SX, y, -1, n);                          \
-    case 2: return NT(blk_fused)(2, x, SX, y, 2, n);                            \
-    default: return NT(blk_fused)(2, x, SX, y, -2, n);                          \
-    }
-
-// blk_fused with the strides made constants (strides of +-1, +-2 only)
-static NT_TGT T NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy,
-                                ep_dim_t n)
+// the sum of blk_fused_s, for the real rows' callers
+static inline __attribute__((always_inline)) NT_TGT T
+NT(fused_sum)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy, ep_dim_t n)
 {
-    if (nm == 1) {
-        switch (sx) {
-        case 1: return NT(blk_fused)(1, x, 1, x, 1, n);
-        case -1: return NT(blk_fused)(1, x, -1, x, 1, n);
-        case 2: return NT(blk_fused)(1, x, 2, x, 1, n);
-        default: return NT(blk_fused)(1, x, -2, x, 1, n);
-        }
-    }
-    switch (sx) {
-    case 1: NT_FUSED_Y(1, sy)
-    case -1: NT_FUSED_Y(-1, sy)
-    case 2: NT_FUSED_Y(2, sy)
-    default: NT_FUSED_Y(-2, sy)
-    }
+    T res[1];
+    NT(blk_fused_s)(nm, x, sx, y, sy, n, res, 0);
+    return res[0];
 }
-#undef NT_FUSED_Y
 
 // Partial sums combined pairwise: a binary counter of levels, level k
 // holding the sum of 2^k partial sums, so the error grows with log(count)
@@ -450,7 +434,7 @@ __attribute__((noinline)) NT_FN void NT(row_sum_blocks)(int nm, const T *const *
                 q[j] = buf[j];
             }
         }
-        T v = fused ? NT(blk_fused_s)(nm, q[0], s[0], q[nm - 1], s[nm - 1], len)
+        T v = fused ? NT(fused_sum)(nm, q[0], s[0], q[nm - 1], s[nm - 1], len)
             : contig || gath ? NT(blk_contig)(nm, q, len) : NT(blk_strided)(nm, q, s, len);
         NT(sums_add)(&ps, v);
     }
@@ -466,7 +450,7 @@ NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     if (n <= NB && (!gath || nm <= 2)) {
         // one block (fused: its sum plus zero, row_sum_blocks' bits)
         res[0] = contig ? NT(blk_contig)(nm, p, n)
-                 : gath ? NT(blk_fused_s)(nm, p[0], s[0], p[nm - 1], s[nm - 1], n) + (T)0
+                 : gath ? NT(fused_sum)(nm, p[0], s[0], p[nm - 1], s[nm - 1], n) + (T)0
                  : NT(blk_strided)(nm, p, s, n);
         return;
     }
@@ -714,8 +698,7 @@ NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, i
 // numpy's interleaved loop takes 10).  The same sums in the same order as
 // the contiguous block wherever its vectors reach as far.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(blk_fused)(int nm, const T *x, int SX, const T *y, int SY, ep_dim_t n, T *re, T *im,
-              int conj)
+NT(blk_fused)(int nm, const T *x, int SX, const T *y, int SY, ep_dim_t n, T *res, int conj)
 {
     const NT(ivec) sw = NT_PAIR_SWAP;
     const ep_dim_t E = VL / 2;
@@ -750,37 +733,8 @@ NT(blk_fused)(int nm, const T *x, int SX, const T *y, int SY, ep_dim_t n, T *re,
             m += xr * yi + sg * (xi * yr);
         }
     }
-    *re = r; *im = m;
+    res[0] = r; res[1] = m;
 }
-
-#define NT_FUSED_Y(SX, sy)                                                      \
-    switch (sy) {                                                               \
-    case 1: NT(blk_fused)(2, x, SX, y, 1, n, re, im, conj); return;             \
-    case -1: NT(blk_fused)(2, x, SX, y, -1, n, re, im, conj); return;           \
-    case 2: NT(blk_fused)(2, x, SX, y, 2, n, re, im, conj); return;             \
-    default: NT(blk_fused)(2, x, SX, y, -2, n, re, im, conj); return;           \
-    }
-
-// blk_fused with the strides made constants (strides of +-1, +-2 only)
-static NT_TGT void NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy,
-                                   ep_dim_t n, T *re, T *im, int conj)
-{
-    if (nm == 1) {
-        switch (sx) {
-        case 1: NT(blk_fused)(1, x, 1, x, 1, n, re, im, conj); return;
-        case -1: NT(blk_fused)(1, x, -1, x, 1, n, re, im, conj); return;
-        case 2: NT(blk_fused)(1, x, 2, x, 1, n, re, im, conj); return;
-        default: NT(blk_fused)(1, x, -2, x, 1, n, re, im, conj); return;
-        }
-    }
-    switch (sx) {
-    case 1: NT_FUSED_Y(1, sy)
-    case -1: NT_FUSED_Y(-1, sy)
-    case 2: NT_FUSED_Y(2, sy)
-    default: NT_FUSED_Y(-2, sy)
-    }
-}
-#undef NT_FUSED_Y
 
 NT_FN void NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_t n,
                            T *re, T *im, int conj)
@@ -813,11 +767,12 @@ NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *re
     for (ep_dim_t b = 0; b < n; b += NB) {
         ep_dim_t len = n - b < NB ? n - b : NB;
         for (int j = 0; j < nm; j++) q[j] = p[j] + 2 * b * s[j];
-        T vr, vi;
+        T vr, vi, v[2];
         if (contig) NT(blk_contig)(nm, q, len, &vr, &vi, conj);
-        else if (fused)
-            NT(blk_fused_s)(nm, q[0], s[0], q[nm - 1], s[nm - 1], len, &vr, &vi, conj);
-        else NT(blk_strided)(nm, q, s, len, &vr, &vi, conj);
+        else if (fused) {
+            NT(blk_fused_s)(nm, q[0], s[0], q[nm - 1], s[nm - 1], len, v, conj);
+            vr = v[0]; vi = v[1];
+        } else NT(blk_strided)(nm, q, s, len, &vr, &vi, conj);
         NT(pairs_add)(&ps, vr, vi);
     }
     NT(pairs_total)(&ps, &res[0], &res[1]);
@@ -921,6 +876,36 @@ NT_FN void NT(row_prod_in)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_
     }
 }
 #endif
+
+#define NT_FUSED_Y(SX, sy)                                                      \
+    switch (sy) {                                                               \
+    case 1: NT(blk_fused)(2, x, SX, y, 1, n, res, conj); return;                \
+    case -1: NT(blk_fused)(2, x, SX, y, -1, n, res, conj); return;              \
+    case 2: NT(blk_fused)(2, x, SX, y, 2, n, res, conj); return;                \
+    default: NT(blk_fused)(2, x, SX, y, -2, n, res, conj); return;              \
+    }
+
+// blk_fused with the strides made constants (strides of +-1, +-2 only):
+// res[0] the sum, res[1] its imaginary part for complex rows
+static NT_TGT void NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy,
+                                   ep_dim_t n, T *res, int conj)
+{
+    if (nm == 1) {
+        switch (sx) {
+        case 1: NT(blk_fused)(1, x, 1, x, 1, n, res, conj); return;
+        case -1: NT(blk_fused)(1, x, -1, x, 1, n, res, conj); return;
+        case 2: NT(blk_fused)(1, x, 2, x, 1, n, res, conj); return;
+        default: NT(blk_fused)(1, x, -2, x, 1, n, res, conj); return;
+        }
+    }
+    switch (sx) {
+    case 1: NT_FUSED_Y(1, sy)
+    case -1: NT_FUSED_Y(-1, sy)
+    case 2: NT_FUSED_Y(2, sy)
+    default: NT_FUSED_Y(-2, sy)
+    }
+}
+#undef NT_FUSED_Y
 
 // row_prod_in with inputs strided by -1 or 2 gathered into L1 NT_CH
 // elements at a time, so the SIMD row runs on them
@@ -1881,10 +1866,10 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 // a time ('bij,bjk->bik' with rows [::2] of 106: 2.5 ns an
                 // element in the four scalar chains below); rows past R - 1
                 // (R < 4) not read
-                a0 = NT(blk_fused_s)(nm, x, sx, y, sy, n);
-                if (rb + 1 < R) a1 = NT(blk_fused_s)(nm, x + ax, sx, y + ay, sy, n);
-                if (rb + 2 < R) a2 = NT(blk_fused_s)(nm, x + 2 * ax, sx, y + 2 * ay, sy, n);
-                if (rb + 3 < R) a3 = NT(blk_fused_s)(nm, x + 3 * ax, sx, y + 3 * ay, sy, n);
+                a0 = NT(fused_sum)(nm, x, sx, y, sy, n);
+                if (rb + 1 < R) a1 = NT(fused_sum)(nm, x + ax, sx, y + ay, sy, n);
+                if (rb + 2 < R) a2 = NT(fused_sum)(nm, x + 2 * ax, sx, y + 2 * ay, sy, n);
+                if (rb + 3 < R) a3 = NT(fused_sum)(nm, x + 3 * ax, sx, y + 3 * ay, sy, n);
             } else if (nm == 1) {
                 for (ep_dim_t i = 0; i < n; i++) {
                     a0 += x[i * sx]; a1 += x[i * sx + ax];

@@ -140,6 +140,8 @@ def vector_lanes(real_itemsize: int) -> int:
 DOTV_BYTES = 1024    # longest row the rows kernel dots a vector of rows at a time against
                      # a vector every row shares (ep_nest_template.h's NT_DOTV_BYTES)
 FOLD_ROW = 2048      # longest row whose shared inputs the rows kernel multiplies once (NB)
+VEC4_BYTES = 512     # longest row the rows kernel sums four at a time (vec4) ...
+VEC4_RUN_BYTES = 2048  # ... and of a single input's rows end to end
 
 
 def rows_per_start(loops, itemsize, complex_=False):
@@ -168,8 +170,8 @@ def rows_per_start(loops, itemsize, complex_=False):
     if (len(rs) == 2 and (rs[0] == 0) != (rs[1] == 0) and outer.strides[-1] != 0
             and R >= lanes and n >= lanes and n * itemsize <= DOTV_BYTES):
         return lanes, folded
-    if len(rs) <= 2 and n >= lanes and (n * itemsize <= 512 or (
-            len(rs) == 1 and rs[0] == n and n * itemsize <= 2048)):
+    if len(rs) <= 2 and n >= lanes and (n * itemsize <= VEC4_BYTES or (
+            len(rs) == 1 and rs[0] == n and n * itemsize <= VEC4_RUN_BYTES)):
         return 4, folded
     return 1, folded
 
