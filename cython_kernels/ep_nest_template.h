@@ -1032,15 +1032,10 @@ NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n
                 for (int h = 0; h < w; h++) b[w * (r * n + i) + h] = v[w * r + h];
         }
     }
-    // the rows left (fewer than NT_PK) side by side along i: each element
-    // of the source read once in order, not a pass over the tile per row
-    // ('ia,ib,ic->abc' (111207,2) x (111207,1) x (111207,4) f32: C's rows
-    // of 4 copied into 4 rows of 2048, 32 KB of source lines re-read from
-    // L2 on each of 4 passes, 60% of the call)
-    for (ep_dim_t i = 0; r0 < R && i < n; i++)
-        for (ep_dim_t r = r0; r < R; r++)
+    for (; r0 < R; r0++)
+        for (ep_dim_t i = 0; i < n; i++)
             for (int h = 0; h < w; h++)
-                buf[w * (r * n + i) + h] = x[w * (r * sr + i * si) + h];
+                buf[w * (r0 * n + i) + h] = x[w * (r0 * sr + i * si) + h];
 }
 
 // The scale of row r: the product of the inputs that are constant along the
