@@ -1445,10 +1445,68 @@ NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, const int y
     }
 }
 
+// Fewer rows than a vector (2 <= R < VL), y's rows adjacent (ys 1) and its
+// columns yi > 0 apart: each column loaded as a whole vector whose first R
+// lanes are the rows, the block transposed as for VL rows and its first R
+// rows used.  A column's load reaches VL - R elements past its rows, so the
+// columns whose loads would pass y's last element ([nv, n)) go element by
+// element.  Returns the columns done.
+static inline __attribute__((always_inline)) NT_TGT ep_dim_t
+NT(tpair_few)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R,
+              ep_dim_t n, T *o, ep_inc_t orr, int first)
+{
+    ep_dim_t over = (VL - R + yi - 1) / yi;   // columns of overreach past y's end
+    if (n < VL + over)
+        return 0;
+    const ep_dim_t nv = (n - over) - (n - over) % VL;
+    NT(vec) acc[VL];
+    for (int k = 0; k < VL; k++) acc[k] = (NT(vec)){0};
+    for (ep_dim_t i = 0; i < nv; i += VL) {
+        NT(vec) v[VL];
+        const T *yc = y + i * yi;
+#pragma GCC unroll 16
+        for (int k = 0; k < VL; k++) v[k] = NT_LD(yc + k * yi);
+        NT(transpose_vl)(v);
+        if (mode == NT_TP_ELEM) {
+            for (ep_dim_t k = 0; k < R; k++) {
+                T *q = o + k * orr + i;
+                NT(vec) p = v[k] * NT_LD(x + k * xr + i);
+                NT_ST(q, first ? p : NT_LD(q) + p);
+            }
+        } else if (mode == NT_TP_ROWS) {
+            for (ep_dim_t k = 0; k < R; k++) acc[k] += v[k] * NT_LD(x + k * xr + i);
+        } else {
+            NT(vec) s = v[0] * NT_LD(x + i);
+            for (ep_dim_t k = 1; k < R; k++) s += v[k] * NT_LD(x + k * xr + i);
+            if (mode == NT_TP_COLS) NT_ST(o + i, first ? s : NT_LD(o + i) + s);
+            else acc[0] += s;
+        }
+    }
+    if (mode == NT_TP_ROWS) {
+        NT(vec) s = NT(hsums_vec)(acc);
+        for (ep_dim_t k = 0; k < R; k++) o[k * orr] = first ? s[k] : o[k * orr] + s[k];
+    } else if (mode == NT_TP_ALL) {
+        T s = NT(hsum)(acc[0], 1, 0);
+        *o = first ? s : *o + s;
+    }
+    return nv;
+}
+
 static inline __attribute__((always_inline)) NT_TGT void
 NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys, ep_inc_t yi,
                ep_dim_t R, ep_dim_t n, T *o, ep_inc_t orr, int first)
 {
+    if (R >= 2 && R < VL && ys == 1 && yi > 0) {
+        ep_dim_t done = NT(tpair_few)(mode, x, xr, y, yi, R, n, o, orr, first);
+        if (done) {
+            // the columns left over: fresh outputs, or sums added to
+            x += done;
+            y += done * yi;
+            if (mode == NT_TP_ELEM || mode == NT_TP_COLS) o += done;
+            else first = 0;
+            n -= done;
+        }
+    }
     if (R < VL || n < VL) {
         // under a vector of rows or of columns: element by element
         T rest = 0;

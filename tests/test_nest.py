@@ -578,6 +578,36 @@ def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
                         _close(got, 2 * want, dtype, 2 * m * n)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fewer_crossed_rows_than_a_vector(isa, dtype, one_thread):
+    """Tiles of 2 .. lanes-1 rows of y, adjacent, load each of y's columns as
+    a whole vector (lanes past the rows unused) and transpose: every output
+    form, written once and added to, x's rows apart or one shared row
+    (stride 0), y's columns just its rows apart (so that the last columns'
+    loads would pass its end: copies of y end on their allocation, which the
+    sanitizer build checks) or further, and columns left past the vectors."""
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    rng = np.random.default_rng(41)
+    for R in range(2, lanes):
+        for n in sorted({lanes - 1, lanes + 1, 2 * lanes + 3, 5 * lanes - 1, 67}):
+            for yi in (R, R + 3):
+                yw = _rand(rng, ((n - 1) * yi + R,), dtype).copy()   # ends on its last row
+                B = np.lib.stride_tricks.as_strided(yw, (n, R), (yi * yw.itemsize,
+                                                                 yw.itemsize))
+                for A, xr in [(_rand(rng, (R, n), dtype), n),
+                              (np.broadcast_to(_rand(rng, (n,), dtype), (R, n)), 0)]:
+                    P = A * B.T
+                    outs = [((R, n), n, 1, P), ((n,), 0, 1, P.sum(0)), ((R,), 1, 0, P.sum(1)),
+                            ((), 0, 0, P.sum())]
+                    for shape, orr, oi, want in outs:
+                        o = np.full(shape, np.nan, dtype)
+                        loops = [(2, 0, 0, 0), (R, xr, 1, orr), (n, 1, yi, oi)]
+                        _native.prepare_nest(dtype, 2, loops, transposed=True, tile=R,
+                                             tile_row=2048)((A, yw), o, isa=isa)
+                        _close(o, 2 * want, dtype, 2 * R * n)
+
+
 def test_crossed_inputs_plan_the_transposing_kernel():
     """'ab,ab->' of a Fortran and a C array (and 'ab,ba->ab') plan the
     transposing kernel in tiles of every row by a run of the row, and say so;
