@@ -127,6 +127,9 @@ class _Builder:
         self.steps = []
         self.n_slots = len(infos)
         self.k_order = None   # output labels in numpy's order='K' memory order (outer first)
+        # nest intermediates laid out in the order the operands still to
+        # come walk their labels, not the order their own step walks them
+        self.consumer_order = False
 
     def new_slot(self):
         self.n_slots += 1
@@ -201,11 +204,13 @@ def _builder(spec, infos, options, out_info, gemm_only, dtype):
     return b
 
 
-def _path_plan(b, views, infos, dtype, shape, out_eff, path) -> Plan:
+def _path_plan(b, views, infos, dtype, shape, out_eff, path, consumer_order=False) -> Plan:
     """The Plan running ``path`` (opt_einsum's linear format, on the
     operands after their own labels are summed out; None: ``pairwise_path``
-    of the call's optimize=) step by step."""
+    of the call's optimize=) step by step; ``consumer_order``: see
+    ``_Builder.consumer_order``."""
     spec, options, out_info = b.spec, b.options, b.out_info
+    b.consumer_order = consumer_order
     live = _prepared_operands(b, views, infos, dtype, out_eff)
     # 2a: pairwise order on the prepared terms
     if path is None:
@@ -246,7 +251,15 @@ def _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shap
             and _group_extent(set("".join(v.labels for v in views)), spec.sizes)
             <= ITERATION_SLACK * least):
         plans.append(_nest_plan(b, views, dtype, shape, out_eff))
-    plans += [_path_plan(builder(), views, infos, dtype, shape, out_eff, p) for p in paths]
+    for p in paths:
+        plan = _path_plan(builder(), views, infos, dtype, shape, out_eff, p)
+        plans.append(plan)
+        if any(isinstance(st, NestStep) and st.dst != OUT for st in plan.steps):
+            # the same path with its nest intermediates laid out for their
+            # readers: 'ij,j,jk->ik' (533, 6290) x (6290,) x (6290, 3) f32
+            # reads 'jk' in rows of 3 against i's rows of 6290, 'kj' in dots
+            plans.append(_path_plan(builder(), views, infos, dtype, shape, out_eff, p,
+                                    consumer_order=True))
     best, best_s = None, 0.0
     for plan in plans:
         t = steps_seconds(plan.steps, dtype)
@@ -403,10 +416,10 @@ def _pairwise_steps(b, live, path, out_eff, out_fixed, out_buffer, dtype):
                 y = _reduce(b, y, roles.presum_b, None)
             c_fixed = out_fixed if final else None
             if _step_priced(b, x, y, c_labels, is_complex):
-                x, ob = _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype)
+                x, ob = _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype, rest)
             elif _step_engine(b, x, y, c_labels, is_complex) == "nest":
                 x, ob = _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype,
-                                        b.spec.output)
+                                        b.spec.output, rest)
             else:
                 x, ob = _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex,
                                    b.spec.output)
@@ -660,13 +673,13 @@ def _step_priced(b, x, y, c_labels, is_complex) -> bool:
     return is_one_tile(m, n, k) or is_short_k(m, n, k)
 
 
-def _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype):
+def _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype, rest=()):
     """A priced pairwise step: planned as a nest and as a GEMM, the cheaper
     by predicted compute (``engine_by_cost``) kept, the other's steps and
     slots dropped ('ij,j,jk->ik' (104018,4) x (4,) x (4,29) f32 with the
     output F-ordered: the short-k GEMM 2.1 ms packed, 1.2 ms in the nest)."""
     at, slots = len(b.steps), b.n_slots
-    nx, nob = _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, b.spec.output)
+    nx, nob = _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, b.spec.output, rest)
     nest_steps, nest_slots = b.steps[at:], b.n_slots
     del b.steps[at:]
     b.n_slots = slots
@@ -685,9 +698,10 @@ def _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype):
     return nx, nob
 
 
-def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term):
+def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term, rest=()):
     """One pairwise step ``x,y->c_labels`` as a NestStep (into the output or
-    a new C-ordered intermediate)."""
+    a new intermediate, whose order ``_intermediate_orders`` offers; ``rest``:
+    the slots still to be contracted)."""
     sizes = b.sizes
     r = assign_roles(x.labels, y.labels, c_labels)
     kind = step_kind(2, r.m, r.n, r.k)
@@ -703,7 +717,9 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term):
         return None, buf
     dst = b.new_slot()
     step = None
-    for order in _intermediate_orders(x, y, c_labels, sizes):
+    orders = (_intermediate_orders(x, y, c_labels, sizes) if not b.consumer_order
+              else [_readers_order(rest, c_labels, sizes)])
+    for order in orders:
         buf = Buffer(tuple(sizes[c] for c in c_labels), order)
         cand = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes,
                          dtype, buffer=buf)
@@ -730,6 +746,21 @@ def _intermediate_orders(x, y, c_labels, sizes):
     if walked != orders[0]:
         orders.append(walked)
     return orders
+
+
+def _readers_order(rest, c_labels, sizes):
+    """The memory order (outermost first, as positions in ``c_labels``) in
+    which the slots still to come (``rest``) walk an intermediate's labels:
+    by their least stride in any of them, largest outermost, the labels none
+    of them holds outermost of all."""
+    least = {}
+    for st in rest:
+        for c, s in zip(st.labels, st.strides):
+            if c in c_labels and sizes[c] != 1:
+                least[c] = min(least.get(c, abs(s)), abs(s))
+    big = max(least.values(), default=0) + 1
+    return tuple(sorted(range(len(c_labels)),
+                        key=lambda i: (-least.get(c_labels[i], big), i)))
 
 
 def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):

@@ -206,6 +206,35 @@ def test_nest_writes_an_intermediate_in_the_order_its_inputs_walk():
                                rtol=1e-10, atol=1e-9)
 
 
+def test_nest_writes_an_intermediate_in_the_order_its_reader_walks():
+    # 'ij,j,jk->ik' (533, 6290) x (6290,)[::2] x (6290, 3) f32: the first
+    # step walks 'jk' with k unit-stride, but the second reads it against A's
+    # rows along j; laid out j innermost it runs as dots (1.6 ms, numpy 2.5),
+    # in C order as tiles of 3 rows transposed in registers (3.4 ms)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((533, 6290)).astype(np.float32)
+    v = rng.standard_normal(12580).astype(np.float32)[::2]
+    w = rng.standard_normal((6290, 3)).astype(np.float32)
+    plan = plan_for("ij,j,jk->ik", a, v, w)
+    first, last = plan.steps
+    assert isinstance(first, NestStep) and first.in_labels == ("j", "jk")
+    assert first.buffer.order == (1, 0)
+    assert isinstance(last, NestStep) and not last.row.endswith("/transposed"), last
+    assert [lp.strides for lp in last.loops][-1][:2] == (1, 1)
+    np.testing.assert_allclose(einplan.einsum("ij,j,jk->ik", a, v, w),
+                               np.einsum("ij,j,jk->ik", a, v, w), rtol=1e-3, atol=1e-3)
+    # the readers' order is chosen by price: C order's transposed tiles of
+    # fewer rows than a vector cost a vector's work per column
+    from einplan.cost import nest_seconds
+    from einplan.nest import nest_step
+    from einplan.plan import KernelKind as K
+    sizes = {"i": 533, "j": 6290, "k": 3}
+    ins = [(0, "ij", (6290, 1)), (1, "jk", (3, 1))]
+    tp = nest_step(K.GEMM, ins, OUT, "ik", {"i": 3, "k": 1}, sizes, np.dtype(np.float32))
+    assert tp.row == "sum/transposed" and tp.tile == 3
+    assert nest_seconds(tp, np.float32) > 1.2 * nest_seconds(last, np.float32)
+
+
 def test_candidate_paths():
     from einplan.path import candidate_paths, iterations
     sizes = {"i": 2, "a": 35, "b": 297, "c": 58}
