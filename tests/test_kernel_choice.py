@@ -163,3 +163,29 @@ def test_prepacked_b_has_its_own_schedule(restore_threads):
     run, planned = call.call_schedule(b_prepacked=True)
     assert not planned and run["for_threads"] == _native.get_num_threads()
     np.testing.assert_allclose(p(x), x @ w, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_few_rows_of_a_narrow_gemm_read_b_in_place(dtype):
+    """A narrow GEMM of at most 4 rows streams B once (twice, the second
+    pass from L2) on the in-place smm path, however long k is: packing A and
+    B per batch index moved twice the operands' bytes ('bij,bjk->bik'
+    (1858, 3, 1147) x (1858, 1147, 4) f64: 37 ms packed, 11 ms in place).
+    Taller ones with B past half of L1 keep the packed path on AVX2."""
+    from _gemm_util import smm_in_use
+    want = "smm" if smm_in_use(dtype) else "gemm"
+    K, N = 1147, 4
+    for M in (2, 3, 4):
+        groups = (((M, K, N),), ((N, 1, 1),), ((K, 1, N),), ((10, M * K, K * N, M * N),))
+        sched = _native.prepare_gemm(dtype, *groups).schedule(nthreads=2)
+        assert sched["path"] == want, (M, sched)
+    if _native.isa() == "avx2":
+        groups = (((16, K, N),), ((N, 1, 1),), ((K, 1, N),), ((10, 16 * K, K * N, 16 * N),))
+        assert _native.prepare_gemm(dtype, *groups).schedule(nthreads=2)["path"] == "gemm"
+    a, b = _rand(40, 3, K, dtype=dtype), _rand(40, K, N, dtype=dtype)
+    if want == "smm":
+        # (without smm kernels the planner may take the loop nest instead)
+        assert [st.kernel.path.value for st in _gemm_steps("bij,bjk->bik", a, b)] == ["smm"]
+    tol = 1e-3 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(einplan.einsum("bij,bjk->bik", a, b),
+                               np.einsum("bij,bjk->bik", a, b), rtol=tol, atol=tol)
