@@ -254,6 +254,18 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         s->loop = by_batch ? EP_LOOP_BATCH
                 : mpanels >= (ep_dim_t)nt * EP_SPLIT_M_MIN_PANELS ? EP_LOOP_M : EP_LOOP_N;
         ep_dim_t npanels = (N + s->bk.nr - 1) / s->bk.nr;
+        ep_dim_t share_m = (mpanels + nt - 1) / nt * npanels;   // both over
+        ep_dim_t share_n = (npanels + nt - 1) / nt * mpanels;   // mpanels * npanels
+        if (s->loop == EP_LOOP_N && mpanels >= 2 * (ep_dim_t)nt &&
+            (share_m < share_n || (share_m == share_n && 2 * M >= N))) {
+            // a thread's share of m's panels smaller than of n's, or the
+            // same and A about as large as B: split m, each thread packing
+            // only its own rows of A, not all of them ('ij,jk->ik' m = 84,
+            // n = 42, k = 33402 f32: 3 panels of n split 2 : 1 ran 2 threads
+            // no faster than 1; the 1m form of (42, 16701) x (16701, 44)
+            // c64, m 44 and n 84 real, 3.2x faster split by m)
+            s->loop = EP_LOOP_M;
+        }
         if (s->loop == EP_LOOP_N && npanels < (ep_dim_t)nt) {
             // fewer NR panels of n than threads: the others would only wait
             // at its barriers ('ji,jk->ki' m = 57, n = 3, k = 62150 f32, Zen

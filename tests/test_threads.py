@@ -131,6 +131,27 @@ def test_thread_count_does_not_change_smm_results(restore_threads, dtype, m, n, 
 
 
 @needs_omp
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_threads_split_m_when_its_share_is_no_larger_than_ns(restore_threads, dtype):
+    """With m's panels shared out at least as evenly as n's, 2 threads split
+    m, each packing only its own rows of A: m = 84 (14 panels of 6), n = 42
+    (3 panels of 16, split 2 : 1) and a long k. A wide n of many panels,
+    each thread's share smaller than of m's, keeps the n loop."""
+    mr, nr = _native.tile(dtype)
+    M, K = 14 * mr, 33402
+    for N, want in [(2 * nr + nr // 2, "m"), (64 * nr, "n")]:
+        groups = (((M, K, 1),), ((N, 1, M),), ((K, 1, K),), ())
+        sched = _native.prepare_gemm(dtype, *groups).schedule(nthreads=2)
+        assert (sched["path"], sched["loop"]) == ("gemm", want), (N, sched)
+    rng = np.random.default_rng(4)
+    A = np.asfortranarray(rng.standard_normal((42, 3000)).astype(dtype))
+    B = np.asfortranarray(rng.standard_normal((3000, 84)).astype(dtype))
+    einplan.set_num_threads(2)
+    got = einplan.einsum("ij,jk->ik", A, B)
+    np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-3)
+
+
+@needs_omp
 def test_threads_never_share_out_fewer_panels_than_threads(restore_threads):
     """A packed GEMM whose n is under one NR panel does not give its threads
     the n loop (one of them would only wait at its barriers): 'ji,jk->ki'
