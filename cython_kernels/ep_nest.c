@@ -193,7 +193,8 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
 // summed into one output row (axpy4) from one past the registers of the row
 // ISA's kernels up to 8 KB ('ab->b' with b = 503; 'j,jk->k' (37010,120) f64
 // four at a time 12 GB/s, one after another 24-28; rows of 800 f64 16-21 and
-// 20-27 GB/s; from 12 KB four at a time is the faster).
+// 20-27 GB/s; from 12 KB four at a time is the faster); and one input's
+// short strided rows that rows_sum sums in four scalar chains ('bii->b').
 int ep_nest_streams(const ep_nest_desc_t *d, int isa)
 {
     int inner = d->ndim - 1;
@@ -206,11 +207,12 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
         return 0;
     ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8, bytes = d->extent[inner] * es;
     int nm = 0, shared = 0, packed = 0;      // packed: rows end to end
+    int strided = 0;                         // moving inputs not unit-stride along the row
     ep_dim_t l1 = 0, l2 = 0, l3 = 0, span_max = 0;
     ep_cache_sizes(&l1, &l2, &l3);
     for (int j = 0; j < d->nin; j++) {
         if (d->stride[j][inner] == 0) continue;
-        if (d->stride[j][inner] != 1) return 0;
+        if (d->stride[j][inner] != 1) strided++;
         if (inner > 0 && d->stride[j][inner - 1] == 0) shared++;
         else if (inner > 0 && d->stride[j][inner - 1] == d->extent[inner]) packed++;
         nm++;
@@ -223,6 +225,13 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     }
     if (nm < 1 || nm > 2 || l3 <= 0 || 2 * span_max * es <= l3)
         return 0;
+    if (strided) {  // one input's short strided rows: rows_sum's scalar chains
+        ep_inc_t s = d->stride[0][inner];
+        ep_dim_t vl = ep_nest_row_isa(d, isa) == EP_ISA_AVX512 ? 64 / es
+                    : ep_nest_row_isa(d, isa) == EP_ISA_AVX2 ? 32 / es : 16 / es;
+        return !into_one && nm == 1 && d->nin == 1 && d->extent[inner] <= 256 &&
+               (d->extent[inner] < 2 * vl || s > 2 || s < -2);
+    }
     if (into_one) {  // longer than the kernels hold in registers (rows_into_one)
         isa = ep_nest_row_isa(d, isa);
         ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
@@ -459,8 +468,17 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         else
             c->rows->rows_prod(c->nm, p, c->ms, n, rs, i1 - i0, o, c->so, so, f, c->nf, fp,
                                fs, seq);
-        if (measure)
-            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * es, ep_stream_clock() - t0);
+        if (measure) {
+            // bytes of the lines the rows read: a strided row a line an
+            // element once its elements are a line apart
+            ep_inc_t step = 1;
+            for (int j = 0; j < c->nm; j++) {
+                ep_inc_t a = c->ms[j] < 0 ? -c->ms[j] : c->ms[j];
+                if (a * es > 64) a = 64 / es;
+                if (a > step) step = a;
+            }
+            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * step * es, ep_stream_clock() - t0);
+        }
         return;
     }
     for (ep_dim_t i = i0; i < i1; i++) {

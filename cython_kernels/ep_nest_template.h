@@ -1923,6 +1923,15 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 if (rb + 1 < R) a1 = NT(fused_sum)(nm, x + ax, sx, y + ay, sy, n);
                 if (rb + 2 < R) a2 = NT(fused_sum)(nm, x + 2 * ax, sx, y + 2 * ay, sy, n);
                 if (rb + 3 < R) a3 = NT(fused_sum)(nm, x + 3 * ax, sx, y + 3 * ay, sy, n);
+            } else if (nm == 1 && seq) {
+                // from memory: the rows one after another, in address order
+                // ('bii->b' (30320,19,19) f32, rows 80 bytes a step: 3.2 ms
+                // four interleaved, numpy 1.5 one after another); each row
+                // the same chain as below, so the same bits
+                for (ep_dim_t i = 0; i < n; i++) a0 += x[i * sx];
+                for (ep_dim_t i = 0; i < n; i++) a1 += x[i * sx + ax];
+                for (ep_dim_t i = 0; i < n; i++) a2 += x[i * sx + 2 * ax];
+                for (ep_dim_t i = 0; i < n; i++) a3 += x[i * sx + 3 * ax];
             } else if (nm == 1) {
                 for (ep_dim_t i = 0; i < n; i++) {
                     a0 += x[i * sx]; a1 += x[i * sx + ax];
