@@ -86,10 +86,21 @@ static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
 // of L2 here; larger A take the packed path, which packs it in blocks).
 #define EP_SMM_1M_MAX_A_BYTES (256 << 10)
 
-// Rows of C the smm kernel runs in at most two tiles for any width it takes
-// (ep_l1_template.h: 4 or more rows a tile for up to two vectors, 3 and 2
-// rows for three and four)
-#define EP_SMM_FEW_ROWS 4
+// Passes the smm kernel makes over B for m rows and n columns: tiles of
+// the rows its registers hold for the column block's vectors, then of 4, 2
+// and 1 (ep_l1_template.h's EP_SMM_ROWS)
+static ep_dim_t ep_smm_b_passes(const ep_ukr_set_t *u, ep_dim_t M, ep_dim_t N, int es)
+{
+    ep_dim_t vl = (u->isa == EP_ISA_AVX512 ? 64 : u->isa == EP_ISA_AVX2 ? 32 : 16) / es;
+    ep_dim_t nv = (N + vl - 1) / vl, blockv = 0;
+    while (blockv < 4 && u->smm_rows[blockv]) blockv++;
+    if (blockv == 0 || nv == 0) return M;
+    ep_dim_t nblk = (nv + blockv - 1) / blockv, nvb = (nv + nblk - 1) / nblk;
+    ep_dim_t R = u->smm_rows[nvb - 1], passes = M / R, rem = M % R;
+    if (R > 4 && rem >= 4) { passes++; rem -= 4; }
+    if (R > 2 && rem >= 2) { passes++; rem -= 2; }
+    return passes + rem;
+}
 
 // Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
 // and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
@@ -118,12 +129,12 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     // 0.81; with B in L1 smm wins: 976 x 16^3 1.62 / 0.49, 15 x 64^3
     // 0.82 / 0.72.  Passes over k with B's block in L1 read A and C
     // several times and lose more (f32 10000x512x32 0.50).
-    // With at most EP_SMM_FEW_ROWS rows B streams once, or twice with the
-    // second pass from L2, so its size does not matter: 'bij,bjk->bik'
-    // (1858,3,1147) x (1858,1147,4) f64 packed A and B per batch index
-    // (239 MB for 120 MB of operands), 37 ms against numpy's 17.
+    // Rows that take at most two passes over B leave its size no matter:
+    // 'bij,bjk->bik' (1858,3,1147) x (1858,1147,4) f64 packed A and B per
+    // batch index (239 MB for 120 MB of operands), 37 ms against numpy's
+    // 17; 'ij,jk->ik' (9,293965) F x (293965,3) f64, 6.8 ms against 4.0.
     int l1_cols = fp32 ? u->smm_l1_cols_s : u->smm_l1_cols_d;
-    if (l1_cols && M > EP_SMM_FEW_ROWS) {
+    if (l1_cols && ep_smm_b_passes(u, M, N, fp32 ? 4 : 8) > 2) {
         static ep_dim_t l1d = -1;      // the same value from any thread
         if (l1d < 0) {
             ep_dim_t l2, l3, v;

@@ -167,21 +167,22 @@ def test_prepacked_b_has_its_own_schedule(restore_threads):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_few_rows_of_a_narrow_gemm_read_b_in_place(dtype):
-    """A narrow GEMM of at most 4 rows streams B once (twice, the second
-    pass from L2) on the in-place smm path, however long k is: packing A and
-    B per batch index moved twice the operands' bytes ('bij,bjk->bik'
-    (1858, 3, 1147) x (1858, 1147, 4) f64: 37 ms packed, 11 ms in place).
-    Taller ones with B past half of L1 keep the packed path on AVX2."""
+    """A narrow GEMM whose rows the smm kernel runs in at most two tiles
+    streams B at most twice on the in-place smm path, however long k is:
+    packing A and B moved twice the operands' bytes ('bij,bjk->bik' (1858,
+    3, 1147) x (1858, 1147, 4) f64: 37 ms packed, 11 ms in place; 'ij,jk->ik'
+    (9, 293965) F x (293965, 3) f64, an 8-row tile and a 1-row one: 6.8 ms
+    packed, 2.8 ms).  More tiles over a B past half of L1 keep the packed
+    path on AVX2 (one vector of n: tiles of 8 rows; three: of 3)."""
     from _gemm_util import smm_in_use
     want = "smm" if smm_in_use(dtype) else "gemm"
-    K, N = 1147, 4
-    for M in (2, 3, 4):
+    lanes = 32 // np.dtype(dtype).itemsize
+    K = 4001
+    taller = [(17, 3), (7, 3 * lanes)] if _native.isa() == "avx2" else []
+    for M, N in [(2, 4), (3, 4), (4, 4), (9, 3), (16, 3), (6, 3 * lanes)] + taller:
         groups = (((M, K, N),), ((N, 1, 1),), ((K, 1, N),), ((10, M * K, K * N, M * N),))
         sched = _native.prepare_gemm(dtype, *groups).schedule(nthreads=2)
-        assert sched["path"] == want, (M, sched)
-    if _native.isa() == "avx2":
-        groups = (((16, K, N),), ((N, 1, 1),), ((K, 1, N),), ((10, 16 * K, K * N, 16 * N),))
-        assert _native.prepare_gemm(dtype, *groups).schedule(nthreads=2)["path"] == "gemm"
+        assert sched["path"] == ("gemm" if (M, N) in taller else want), (M, N, sched)
     a, b = _rand(40, 3, K, dtype=dtype), _rand(40, K, N, dtype=dtype)
     if want == "smm":
         # (without smm kernels the planner may take the loop nest instead)

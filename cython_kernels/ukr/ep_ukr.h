@@ -88,6 +88,10 @@ typedef struct {
     // block must stay in L1d for smm to beat packing (k is then bounded by
     // the L1d size); 0 where B streaming from L2 keeps up (any k)
     int smm_l1_cols_s, smm_l1_cols_d;
+    // rows of C one smm tile holds for 1..4 vectors of n (ep_l1_template.h's
+    // EP_SMM_ROWS_FOR; 0 past the widest column block): how many passes
+    // over B a GEMM of m rows makes
+    int smm_rows[4];
     // the most rows of C for which the packed path reads full B panels in
     // place instead of packing them (ep_schedule.c has the measurements)
     int direct_b_max_m_s, direct_b_max_m_d;
