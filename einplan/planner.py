@@ -663,14 +663,17 @@ def _step_engine(b, x, y, c_labels, is_complex) -> str:
 def _step_priced(b, x, y, c_labels, is_complex) -> bool:
     """Whether a pairwise step of a path is planned on both engines and
     priced (``_cheaper_pair_step``): a real GEMM of one register tile or a
-    short k, as a two-operand call's step is (``_thin_pair``).  A thin step
-    stays in the nest: priced by compute alone, a GEMM of a long k and an
-    edge of 2 looks cheaper than it runs ('ij,jk,kl,lm->im' (2,9) x (9,29)
-    x (29,184995) x (184995,2) f32: 7.7 ms through it, 3.0 ms without)."""
+    short k, as a two-operand call's step is (``_thin_pair``), or a thin one
+    whose m and n are both 3 or more ('ij,jk,kl,lm->im' (9,293965) F x
+    (293965,3) x ...: the first step in the nest read A once per k, 9.3 ms;
+    the in-place smm GEMM 4.3).  A thin step with an edge of 2 stays in the
+    nest: priced by compute alone, a GEMM of a long k and an edge of 2 looks
+    cheaper than it runs ('ij,jk,kl,lm->im' (2,9) x (9,29) x (29,184995) x
+    (184995,2) f32: 7.7 ms through it, 3.0 ms without)."""
     if b.gemm_only or is_complex or b.dtype not in _NATIVE:
         return False
     m, n, k = _step_extents(x.labels, y.labels, c_labels, b.sizes)
-    return is_one_tile(m, n, k) or is_short_k(m, n, k)
+    return is_one_tile(m, n, k) or is_short_k(m, n, k) or (is_thin(m, n, k) and min(m, n) >= 3)
 
 
 def _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype, rest=()):

@@ -161,6 +161,27 @@ def test_a_short_k_step_of_a_path_is_priced_on_both_engines():
                                np.einsum("ij,j,jk->ik", a, v, w), rtol=1e-4, atol=1e-4)
 
 
+def test_a_thin_step_of_two_edges_of_three_or_more_is_priced_on_both_engines():
+    # 'ij,jk,kl,lm->im' (9, 293965) F x (293965, 3) x (3, 3) x (3, 10660)
+    # f64: the first step, m = 9, n = 3 and a long k, ran in the nest with k
+    # outermost, reading A three times (9.3 ms, numpy 4.5); priced on both
+    # engines it takes the in-place smm GEMM (4.3 ms)
+    from _gemm_util import smm_in_use
+    a = np.asfortranarray(np.empty((9, 293965)))
+    b, c, d = np.empty((293965, 3)), np.empty((3, 3)).T, np.empty((3, 10660))
+    plan = plan_for("ij,jk,kl,lm->im", a, b, c, d)
+    first = plan.steps[0]
+    assert "by predicted compute" in first.why, first
+    if smm_in_use(np.float64):
+        assert isinstance(first, GemmStep) and first.kernel.path.value == "smm", first
+    rng = np.random.default_rng(8)
+    ops = [np.asfortranarray(rng.standard_normal((9, 2001))), rng.standard_normal((2001, 3)),
+           rng.standard_normal((3, 3)).T, rng.standard_normal((3, 107))]
+    np.testing.assert_allclose(einplan.einsum("ij,jk,kl,lm->im", *ops),
+                               np.einsum("ij,jk,kl,lm->im", *ops, optimize=True),
+                               rtol=1e-10, atol=1e-9)
+
+
 def test_a_row_walking_an_operand_backwards_is_priced_as_strided():
     # 'ij,j,jk->ik' with the last operand reversed along j: the one nest's
     # row j meets stride -1 and runs the strided kernel; a path forms the
