@@ -225,16 +225,14 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     }
     if (nm < 1 || nm > 2 || l3 <= 0 || 2 * span_max * es <= l3)
         return 0;
+    isa = ep_nest_row_isa(d, isa);
+    ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
     if (strided) {  // one input's short strided rows: rows_sum's scalar chains
         ep_inc_t s = d->stride[0][inner];
-        ep_dim_t vl = ep_nest_row_isa(d, isa) == EP_ISA_AVX512 ? 64 / es
-                    : ep_nest_row_isa(d, isa) == EP_ISA_AVX2 ? 32 / es : 16 / es;
         return !into_one && nm == 1 && d->nin == 1 && d->extent[inner] <= 256 &&
-               (d->extent[inner] < 2 * vl || s > 2 || s < -2);
+               (bytes < 2 * vbytes || s > 2 || s < -2);
     }
     if (into_one) {  // longer than the kernels hold in registers (rows_into_one)
-        isa = ep_nest_row_isa(d, isa);
-        ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
         return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= 8192;
     }
     return bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||

@@ -755,11 +755,11 @@ def _readers_order(rest, c_labels, sizes):
     """The memory order (outermost first, as positions in ``c_labels``) in
     which the slots still to come (``rest``) walk an intermediate's labels:
     by their least stride in any of them, largest outermost, the labels none
-    of them holds outermost of all."""
+    of them walks (absent, or broadcast) outermost of all."""
     least = {}
     for st in rest:
         for c, s in zip(st.labels, st.strides):
-            if c in c_labels and sizes[c] != 1:
+            if c in c_labels and sizes[c] != 1 and s != 0:
                 least[c] = min(least.get(c, abs(s)), abs(s))
     big = max(least.values(), default=0) + 1
     return tuple(sorted(range(len(c_labels)),

@@ -253,7 +253,9 @@ def test_nest_writes_an_intermediate_in_the_order_its_reader_walks():
     ins = [(0, "ij", (6290, 1)), (1, "jk", (3, 1))]
     tp = nest_step(K.GEMM, ins, OUT, "ik", {"i": 3, "k": 1}, sizes, np.dtype(np.float32))
     assert tp.row == "sum/transposed" and tp.tile == 3
-    assert nest_seconds(tp, np.float32) > 1.2 * nest_seconds(last, np.float32)
+    from einplan.nest import vector_lanes
+    wider = 1.2 if vector_lanes(4) >= 8 else 1.0   # 3 rows of 8 lanes, or of 4
+    assert nest_seconds(tp, np.float32) > wider * nest_seconds(last, np.float32)
 
 
 def test_candidate_paths():
