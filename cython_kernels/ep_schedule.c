@@ -86,22 +86,6 @@ static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
 // of L2 here; larger A take the packed path, which packs it in blocks).
 #define EP_SMM_1M_MAX_A_BYTES (256 << 10)
 
-// Passes the smm kernel makes over B for m rows and n columns: tiles of
-// the rows its registers hold for the column block's vectors, then of 4, 2
-// and 1 (ep_l1_template.h's EP_SMM_ROWS)
-static ep_dim_t ep_smm_b_passes(const ep_ukr_set_t *u, ep_dim_t M, ep_dim_t N, int es)
-{
-    ep_dim_t vl = (u->isa == EP_ISA_AVX512 ? 64 : u->isa == EP_ISA_AVX2 ? 32 : 16) / es;
-    ep_dim_t nv = (N + vl - 1) / vl, blockv = 0;
-    while (blockv < 4 && u->smm_rows[blockv]) blockv++;
-    if (blockv == 0 || nv == 0) return M;
-    ep_dim_t nblk = (nv + blockv - 1) / blockv, nvb = (nv + nblk - 1) / nblk;
-    ep_dim_t R = u->smm_rows[nvb - 1], passes = M / R, rem = M % R;
-    if (R > 4 && rem >= 4) { passes++; rem -= 4; }
-    if (R > 2 && rem >= 2) { passes++; rem -= 2; }
-    return passes + rem;
-}
-
 // Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
 // and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
 // it -- read A, B and C in place through the ISA's smm kernel.  With n that
@@ -134,7 +118,7 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     // batch index (239 MB for 120 MB of operands), 37 ms against numpy's
     // 17; 'ij,jk->ik' (9,293965) F x (293965,3) f64, 6.8 ms against 4.0.
     int l1_cols = fp32 ? u->smm_l1_cols_s : u->smm_l1_cols_d;
-    if (l1_cols && ep_smm_b_passes(u, M, N, fp32 ? 4 : 8) > 2) {
+    if (l1_cols && (fp32 ? u->ssmm_passes : u->dsmm_passes)(M, N) > 2) {
         static ep_dim_t l1d = -1;      // the same value from any thread
         if (l1d < 0) {
             ep_dim_t l2, l3, v;

@@ -32,7 +32,8 @@ import math
 import numpy as np
 
 from . import _native, model
-from .nest import L3_SHARE, gathers_row, rows_per_start, traffic, vector_lanes
+from .nest import (L3_SHARE, gathers_row, operand_bytes, rows_per_start, traffic,
+                   vector_lanes)
 from .plan import GemmStep, NestStep, ReduceStep
 
 NOMINAL_GHZ = 3.0
@@ -76,8 +77,7 @@ def nest_seconds(step: NestStep, dtype) -> float:
     if not loops:
         return STEP_S
     total = math.prod(e for e, _ in loops)
-    footprint = sum(math.prod(e for e, st in loops if st[j] != 0)
-                    for j in range(len(loops[0][1]))) * item
+    footprint = sum(operand_bytes(loops, item))
     # the small-edge kernel holds the output over its short loop in registers
     t_mem = traffic(loops, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]

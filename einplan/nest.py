@@ -273,6 +273,13 @@ def _line_cost(strides, itemsize, extent, resident=()):
     return cost + ROW_OVERHEAD / extent
 
 
+def operand_bytes(loops, itemsize):
+    """Bytes of each operand's elements the loops ((extent, strides) outer
+    to inner) visit: the extents of the loops it moves along."""
+    return [math.prod(e for e, st in loops if st[j] != 0) * itemsize
+            for j in range(len(loops[0][1]))]
+
+
 def traffic(loops, itemsize, held=0):
     """Bytes an order of loops (outer to inner) moves between memory and
     cache, by a coarse model: each operand's cache lines touched by the row,
@@ -290,7 +297,7 @@ def traffic(loops, itemsize, held=0):
     # bytes of each operand: those that do not fit in L2 on their own (only
     # their interleaved streams wait for lines from further out), and those
     # beyond this core's share of L3
-    whole = [math.prod(e for e, ss in loops if ss[j] != 0) * itemsize for j in range(len(st))]
+    whole = operand_bytes(loops, itemsize)
     big = [w > l2_bytes() for w in whole]
     foot, moved, sparse, ragged, paged = [], [], [], [], []
     for j, s in enumerate(st):
@@ -772,8 +779,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
         # from beyond L2 those are S streams where the plain rows read one
         # ('abc,ac->b' (6675,3,423) f32: 3.2 ms as 3 dots at once, 1.8 one
         # row after another)
-        whole = [math.prod(lp.extent for lp in loops if lp.strides[j] != 0) * itemsize
-                 for j in range(nin)]
+        whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
         held = not any(around.strides[j] != 0 and row.strides[j] != 0
                        and whole[j] > l2_resident() for j in range(nin))
     if not (short_rows or strided or held):

@@ -739,11 +739,7 @@ def _intermediate_orders(x, y, c_labels, sizes):
     inputs walk them (by their least stride, largest outermost), so the
     row the inputs run along contiguously is contiguous in the result too."""
     orders = [tuple(range(len(c_labels)))]
-    least = {}
-    for st in (x, y):
-        for c, s in zip(st.labels, st.strides):
-            if c in c_labels and sizes[c] != 1:
-                least[c] = min(least.get(c, abs(s)), abs(s))
+    least = _least_strides((x, y), c_labels, sizes)
     walked = tuple(sorted(range(len(c_labels)),
                           key=lambda i: (-least.get(c_labels[i], 0), i)))
     if walked != orders[0]:
@@ -751,16 +747,23 @@ def _intermediate_orders(x, y, c_labels, sizes):
     return orders
 
 
+def _least_strides(slots, c_labels, sizes) -> dict:
+    """{label of ``c_labels``: its least nonzero |stride| in ``slots``},
+    for the labels of extent > 1 that some slot walks."""
+    least = {}
+    for st in slots:
+        for c, s in zip(st.labels, st.strides):
+            if c in c_labels and sizes[c] != 1 and s != 0:
+                least[c] = min(least.get(c, abs(s)), abs(s))
+    return least
+
+
 def _readers_order(rest, c_labels, sizes):
     """The memory order (outermost first, as positions in ``c_labels``) in
     which the slots still to come (``rest``) walk an intermediate's labels:
     by their least stride in any of them, largest outermost, the labels none
     of them walks (absent, or broadcast) outermost of all."""
-    least = {}
-    for st in rest:
-        for c, s in zip(st.labels, st.strides):
-            if c in c_labels and sizes[c] != 1 and s != 0:
-                least[c] = min(least.get(c, abs(s)), abs(s))
+    least = _least_strides(rest, c_labels, sizes)
     big = max(least.values(), default=0) + 1
     return tuple(sorted(range(len(c_labels)),
                         key=lambda i: (-least.get(c_labels[i], big), i)))

@@ -212,6 +212,20 @@ void EP_L1(smm)(int m, int n, ep_dim_t k, const UKR_T *a, ep_inc_t rsa,
     }
     EP_L1(smm_cols)(m, nv, last, k, a, rsa, csa, b, rsb, c, rsc, alpha, beta);
 }
+
+// Passes EP_L1(smm) makes over B for m rows of n columns: the tiles
+// EP_SMM_ROWS runs down the widest column block (the first)
+ep_dim_t EP_L1(smm_b_passes)(ep_dim_t m, ep_dim_t n)
+{
+    ep_dim_t nv = (n + VL - 1) / VL;
+    if (nv == 0) return 0;
+    ep_dim_t nblk = (nv + EP_SMM_BLOCKV - 1) / EP_SMM_BLOCKV;
+    ep_dim_t nvb = (nv + nblk - 1) / nblk;
+    ep_dim_t R = EP_SMM_ROWS_FOR(nvb), passes = m / R, rem = m % R;
+    if (R > 4 && rem >= 4) { passes++; rem -= 4; }
+    if (R > 2 && rem >= 2) { passes++; rem -= 2; }
+    return passes + rem;
+}
 #undef EP_SMM_ROWS
 #undef EP_SMM_ROWS_FOR
 #undef EP_SMM_MAXV

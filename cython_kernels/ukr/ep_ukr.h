@@ -53,6 +53,8 @@ typedef void (*ep_dsmm_fn)(int m, int n, ep_dim_t k, const double *a,
                            ep_inc_t rsa, ep_inc_t csa, const double *b,
                            ep_inc_t rsb, double *c, ep_inc_t rsc, double alpha,
                            double beta);
+// Passes the smm kernel makes over B for m rows of n columns.
+typedef ep_dim_t (*ep_smm_passes_fn)(ep_dim_t m, ep_dim_t n);
 typedef void (*ep_saxpy_fn)(ep_dim_t n, float alpha, const float *a, float *y);
 typedef void (*ep_daxpy_fn)(ep_dim_t n, double alpha, const double *a,
                             double *y);
@@ -79,6 +81,7 @@ typedef struct {
     ep_ssmm_fn ssmm;
     ep_dsmm_fn dsmm;
     int smm_max_n_s, smm_max_n_d;   // largest n the smm kernels take
+    ep_smm_passes_fn ssmm_passes, dsmm_passes;   // NULL with ssmm / dsmm
     // narrower kernels for a partial last panel of n: widths ascending,
     // 0 = none (the full kernel then stores the n columns it is given)
     int s_narrow_nr[EP_NARROW], d_narrow_nr[EP_NARROW];
@@ -88,10 +91,6 @@ typedef struct {
     // block must stay in L1d for smm to beat packing (k is then bounded by
     // the L1d size); 0 where B streaming from L2 keeps up (any k)
     int smm_l1_cols_s, smm_l1_cols_d;
-    // rows of C one smm tile holds for 1..4 vectors of n (ep_l1_template.h's
-    // EP_SMM_ROWS_FOR; 0 past the widest column block): how many passes
-    // over B a GEMM of m rows makes
-    int smm_rows[4];
     // the most rows of C for which the packed path reads full B panels in
     // place instead of packing them (ep_schedule.c has the measurements)
     int direct_b_max_m_s, direct_b_max_m_d;

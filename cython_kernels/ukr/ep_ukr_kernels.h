@@ -44,7 +44,9 @@ EP_UKR_DECL(ep_dgemm_ukr_avx512_8x16, double)
                        float);                                                 \
     void ep_dsmm_##ISA(int, int, ep_dim_t, const double *, ep_inc_t, ep_inc_t, \
                        const double *, ep_inc_t, double *, ep_inc_t, double,   \
-                       double);
+                       double);                                                \
+    ep_dim_t ep_ssmm_b_passes_##ISA(ep_dim_t, ep_dim_t);                      \
+    ep_dim_t ep_dsmm_b_passes_##ISA(ep_dim_t, ep_dim_t);
 EP_L1_DECL(ref)
 EP_L1_DECL(avx2)
 EP_L1_DECL(avx512)

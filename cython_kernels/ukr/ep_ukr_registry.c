@@ -17,7 +17,7 @@ const ep_ukr_set_t ep_ukr_set_generic = {
     .ssmm = NULL, .dsmm = NULL, .smm_max_n_s = 0, .smm_max_n_d = 0,
     .s_narrow_nr = {0, 0}, .d_narrow_nr = {0, 0},
     .s_narrow = {NULL, NULL}, .d_narrow = {NULL, NULL},
-    .smm_l1_cols_s = 0, .smm_l1_cols_d = 0, .smm_rows = {0, 0, 0, 0},
+    .smm_l1_cols_s = 0, .smm_l1_cols_d = 0,
     .direct_b_max_m_s = 256, .direct_b_max_m_d = 256,
 };
 
@@ -28,9 +28,10 @@ const ep_ukr_set_t ep_ukr_set_avx2 = {
     .sgemm = ep_sgemm_ukr_avx2_6x16, .dgemm = ep_dgemm_ukr_avx2_6x8,
     EP_L1_FNS(avx2),
     .ssmm = ep_ssmm_avx2, .dsmm = ep_dsmm_avx2, .smm_max_n_s = 64, .smm_max_n_d = 32,
+    .ssmm_passes = ep_ssmm_b_passes_avx2, .dsmm_passes = ep_dsmm_b_passes_avx2,
     .s_narrow_nr = {0, 0}, .d_narrow_nr = {0, 0},
     .s_narrow = {NULL, NULL}, .d_narrow = {NULL, NULL},
-    .smm_l1_cols_s = 24, .smm_l1_cols_d = 12, .smm_rows = {8, 6, 3, 0},
+    .smm_l1_cols_s = 24, .smm_l1_cols_d = 12,
     .direct_b_max_m_s = 16, .direct_b_max_m_d = 6,
 };
 
@@ -40,11 +41,12 @@ const ep_ukr_set_t ep_ukr_set_avx512 = {
     .sgemm = ep_sgemm_ukr_avx512_8x48, .dgemm = ep_dgemm_ukr_avx512_8x24,
     EP_L1_FNS(avx512),
     .ssmm = ep_ssmm_avx512, .dsmm = ep_dsmm_avx512,
+    .ssmm_passes = ep_ssmm_b_passes_avx512, .dsmm_passes = ep_dsmm_b_passes_avx512,
     .smm_max_n_s = 128, .smm_max_n_d = 64,
     .s_narrow_nr = {16, 32}, .d_narrow_nr = {8, 16},
     .s_narrow = {ep_sgemm_ukr_avx512_8x16, ep_sgemm_ukr_avx512_8x32},
     .d_narrow = {ep_dgemm_ukr_avx512_8x8, ep_dgemm_ukr_avx512_8x16},
-    .smm_l1_cols_s = 0, .smm_l1_cols_d = 0, .smm_rows = {8, 8, 8, 6},
+    .smm_l1_cols_s = 0, .smm_l1_cols_d = 0,
     .direct_b_max_m_s = 256, .direct_b_max_m_d = 256,
 };
 #endif
