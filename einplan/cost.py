@@ -150,7 +150,8 @@ def gemm_seconds(step: GemmStep, dtype) -> float:
                               NB * K * N * item * cf, NB * M * N * item * cf, nreal,
                               len(step.m.axes) > 1 or len(step.k.axes) > 1,
                               len(step.n.axes) > 1 or len(step.k.axes) > 1,
-                              overhead_call=False, direct_b=step.kernel.b_in_place)
+                              overhead_call=False, direct_b=step.kernel.b_in_place,
+                              scattered=model.scattered_share(step))
     return pred.seconds + STEP_S
 
 

@@ -47,7 +47,9 @@ Predicted time of one packed GEMM step (``predict_gemm``)::
                    x k-loop use (kc FMA cycles / (kc + C-tile load/store))
                    x thread balance (work blocks / blocks rounded up to nt)
     t_pack     = elements packed x cycles per element / (clock x threads)
-                 (1 cycle with one stride per block, 3 when gathered)
+                 (1 cycle with one stride per block, 3 when gathered),
+                 + SCATTER_CYCLES per element of C tiles stored through a
+                 private tile (``scattered_share``)
     t_memory   = bytes moved / bandwidth; bytes moved = A once (again per
                  NC-block of n when A does not fit in L3) + B once + C
                  written once (read and written again for every extra
@@ -88,6 +90,11 @@ CALL_OVERHEAD_S = 4e-6         # per einsum call
 GEMM_OVERHEAD_S = 0.5e-6       # per GEMM of a batch loop
 STEP_OVERHEAD_S = 1e-6         # per numpy (reduce / copy) step
 PACK_CYCLES = {"strided": 1.0, "gather": 3.0}   # per element packed
+SCATTER_CYCLES = 2.5           # per element of a C tile stored element by element through
+                               # a private tile (its columns or rows cross a break in C's
+                               # strides): 'ij...,jk...->ik...' (80,5,4,3) x (5,465,1,1)
+                               # f32, Zen 4: 0.78 ns an element, 0.18 when C's tiles are
+                               # regular
 DEFAULT_BANDWIDTH_GBS = 10.0
 MEMORY_OVERLAP = 0.5           # share of the lesser of memory and work time not hidden
 STRIDED_PENALTY = 3.0          # permuted copies (see predict_stream)
@@ -380,11 +387,47 @@ class Prediction:
         return self.flops / self.seconds / 1e9 if self.seconds > 0 else 0.0
 
 
+def _strided_run(axes, tile, c2=1):
+    """Share of the tiles of ``tile`` indices along a role's axes (Axis,
+    outer to inner, C's stride last) that cross a break in C's strides: the
+    run of inner axes C walks at one stride ends inside them.  ``c2``: the
+    real elements a complex one is (1m's doubled n)."""
+    run = axes[-1].extent if axes else 1
+    for outer, inner in zip(axes[-2::-1], axes[:0:-1]):
+        if outer.strides[-1] != inner.extent * inner.strides[-1]:
+            break
+        run *= outer.extent
+    else:
+        return 0.0          # one stride across every axis: no break
+    run *= c2
+    if run % tile == 0:
+        return 0.0
+    period = run // math.gcd(run, tile)
+    if period > 4096:
+        return min(1.0, tile / run)
+    return sum(1 for t in range(period) if (t * tile) % run + tile > run) / period
+
+
+def scattered_share(step) -> float:
+    """Share of a GemmStep's C tiles stored element by element through a
+    private tile (ep_macro_kernel_template.h): those whose rows or columns
+    cross a break in C's strides, where m's or n's axes did not merge."""
+    k = step.kernel
+    if k is None or k.path != KernelPath.GEMM:
+        return 0.0
+    c2 = 2 if step.complex_mode == "1m" else 1
+    sm = _strided_run(step.m.axes, k.mr)
+    sn = _strided_run(step.n.axes, k.nr, c2)
+    return 1.0 - (1.0 - sm) * (1.0 - sn)
+
+
 def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, bytes_b: float,
                  bytes_c: float, n_real_gemms: int = 1, gather_a: bool = False,
                  gather_b: bool = False, overhead_call: bool = True,
-                 direct_b: bool = False) -> Prediction:
-    """Price one GemmStep run as ``sched`` (``n_real_gemms``: 4 or 2 for complex)."""
+                 direct_b: bool = False, scattered: float = 0.0) -> Prediction:
+    """Price one GemmStep run as ``sched`` (``n_real_gemms``: 4 or 2 for
+    complex; ``scattered``: the share of C tiles stored element by element,
+    ``scattered_share``)."""
     s = sched
     item = _real_itemsize(dtype)
     flops = 2.0 * s.M * s.N * s.K * s.NB * n_real_gemms
@@ -441,6 +484,9 @@ def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, byte
     cyc = ((elems_a * PACK_CYCLES["gather" if gather_a else "strided"]
             + elems_b * PACK_CYCLES["gather" if gather_b else "strided"])
            * s.NB * n_real_gemms)
+    # scattered tiles: every element of the tile, at every KC pass
+    cyc += (scattered * m_pad * n_pad * max(s.n_pc, 1) * s.NB * n_real_gemms
+            * SCATTER_CYCLES)
     t_pack = cyc / (mach.clock_ghz * 1e9 * s.threads)
     # memory traffic
     a_reads = 1 if bytes_a * s.NB <= mach.l3 / 2 else max(s.n_jc, 1)
@@ -526,6 +572,6 @@ def gemm_cycles(steps, dtype) -> float:
         pred = predict_gemm(mach, real, sched, NB * M * K * item, NB * K * N * item,
                             NB * M * N * item, N_REAL_GEMMS.get(st.complex_mode, 1),
                             gather_a, gather_b, overhead_call=False,
-                            direct_b=st.kernel.b_in_place)
+                            direct_b=st.kernel.b_in_place, scattered=scattered_share(st))
         cycles += (pred.t_compute + pred.t_pack + pred.t_overhead) * 1e9
     return cycles

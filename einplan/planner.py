@@ -79,8 +79,9 @@ def make_plan(spec, infos, options: Options = Options(), out_info=None,
     key = plan_key(spec.inputs, spec.output, infos, out_info, options)
     if gemm_only:
         key += ("gemm_only",)
-    # a plan records the C core's schedule for the thread count in effect
-    key += (_native.get_num_threads(),)
+    # a plan records the C core's schedule for the thread count and the
+    # kernel set (its tiles) in effect
+    key += (_native.get_num_threads(), _native.isa())
     with _cache_lock:
         plan = _cache.get(key)
         if plan is not None:

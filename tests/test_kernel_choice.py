@@ -1,6 +1,8 @@
 """The Plan carries the kernel choice: every GemmStep holds the C core's
 schedule (made once, with its compiled descriptor, which runs it), and a
 call under another thread count is scheduled again by the C core."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -129,6 +131,52 @@ def test_plans_are_keyed_by_thread_count(restore_threads):
     assert s2.kernel.for_threads == _native.get_num_threads()
     if _native.get_num_threads() == 2:
         assert s2.kernel.threads == 2 and s2.kernel.loop != ParallelLoop.NONE
+
+
+def test_plans_are_keyed_by_kernel_set(use_isa):
+    """A plan made under another kernel set is not reused: its GEMM tiles
+    are that set's, and the kernels in use would run other tiles."""
+    a, b = _rand(400, 300), _rand(300, 500)
+    sets = [i for i in ("avx512", "avx2", "generic") if i in _native.available_isas()]
+    tiles = []
+    for isa in sets:
+        use_isa(isa)
+        (st,) = _gemm_steps("ij,jk->ik", a, b)
+        tiles.append((st.kernel.mr, st.kernel.nr))
+        assert tiles[-1] == _native.kernel_config()["tiles"][isa]["float64"], (isa, tiles)
+        np.testing.assert_allclose(einplan.einsum("ij,jk->ik", a, b), a @ b, rtol=1e-10, atol=1e-10)
+
+
+def test_c_tiles_across_a_break_in_cs_strides_are_priced_per_element():
+    """A packed GEMM whose n (or m) did not merge stores every C tile that
+    crosses the break element by element through a private tile: priced
+    per element (model.SCATTER_CYCLES), so 'ij...,jk...->ik...' (80,5,4,3)
+    x (5,465,1,1) f32, whose n runs of 12 break every tile of 16 or 48,
+    runs in the loop nest (64-70 us; 340-390 us packed on a Zen 4)."""
+    from einplan import cost, model
+    from einplan.plan import Axis, NestStep
+    run = lambda inner, outer_c, tile: model._strided_run(
+        (Axis("i", 80, (60, outer_c)), Axis("AB", inner, (1, 1))), tile)
+    assert run(12, 5580, 48) == 1.0 and run(12, 5580, 16) == 1.0
+    assert run(12, 12, 16) == 0.0                  # one stride across both: merged in C
+    assert run(48, 5580, 16) == 0.0                # whole tiles within each run
+    assert run(40, 5580, 16) == pytest.approx(0.2)  # one tile of five crosses
+    rng = np.random.default_rng(23)
+    a = rng.standard_normal((80, 5, 4, 3)).astype(np.float32)
+    b = rng.standard_normal((5, 465, 1, 1)).astype(np.float32)
+    spec, arrays = parse_spec(("ij...,jk...->ik...", a, b))
+    infos = describe_operands(arrays)
+    (gemm,) = planner.make_plan(spec, infos, gemm_only=True).steps
+    assert model.scattered_share(gemm) == 1.0
+    regular = dataclasses.replace(gemm, n=dataclasses.replace(gemm.n, axes=gemm.n.axes[-1:]))
+    assert model.scattered_share(regular) == 0.0
+    tiles = 465 * 960                               # at least every element of C
+    assert (cost.gemm_seconds(gemm, np.float32) - cost.gemm_seconds(regular, np.float32)
+            >= tiles * model.SCATTER_CYCLES / (cost.NOMINAL_GHZ * 1e9 * 2))
+    (step,) = planner.make_plan(spec, infos).steps
+    assert isinstance(step, NestStep), step
+    np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", a, b),
+                               np.einsum("ij...,jk...->ik...", a, b), rtol=1e-5, atol=1e-5)
 
 
 def test_explicit_threads_per_call(restore_threads):

@@ -52,7 +52,7 @@ def build(ctx, i, step) -> Step:
     bytes_b = _batch_extent(step.batch, "B") * K * N * item
     pred = model.predict_gemm(ctx.mach, ctx.real, sched, bytes_a, bytes_b, NB * M * N * item,
                               nreal, gather_a, gather_b, overhead_call=ctx.price_flag(),
-                              direct_b=direct_b)
+                              direct_b=direct_b, scattered=model.scattered_share(step))
     kernel = _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b,
                      direct_b and sched.path not in _NO_PACK)
     return Step(
