@@ -179,6 +179,38 @@ def test_c_tiles_across_a_break_in_cs_strides_are_priced_per_element():
                                np.einsum("ij...,jk...->ik...", a, b), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_short_k_widens_the_nc_block_to_keep_bs_panel_bytes(dtype):
+    """A KC x NC panel of B with a short k grows along n by KC / k (at most
+    8 times): a long n crosses fewer NC blocks, each three barriers of the
+    threads ('ij...,jk...->ik...' (3,2,5,1) x (2,135847,1,2) f64: 67 blocks
+    ran slower on two threads than on one).  A prepacked B, laid out by the
+    same blocks, gives numpy's results."""
+    bk = _native.kernel_config()["blocking"][np.dtype(dtype).name]
+    kc0, nc0, nr = bk["kc"], bk["nc"], bk["nr"]
+
+    def sched(K, N):
+        s = _native.prepare_gemm(dtype, [(15, K, N)], [(N, 1, 1)], [(K, 1, N)], []).schedule(2)
+        return s["kc"], s["nc"]
+
+    N = 40 * nc0
+    assert sched(kc0, N) == (kc0, nc0)
+    assert sched(kc0 // 2, N) == (kc0 // 2, 2 * nc0)
+    assert sched(2, N) == (2, 8 * nc0)
+    assert sched(2, 3 * nc0 + nr + 1) == (2, 3 * nc0 + nr + 1)   # the whole of n
+    rng = np.random.default_rng(4)
+    p = rng.standard_normal((3, 2, 5, 1)).astype(dtype)
+    q = rng.standard_normal((2, 13 * nc0 + 7, 1, 2)).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", p, q),
+                               np.einsum("ij...,jk...->ik...", p, q), **tol)
+    w = rng.standard_normal((3, 9 * nc0 + 5)).astype(dtype)
+    plan = einplan.plan("ij,jk->ik", (40, 3), w, constants=[1])
+    assert plan.packed is not None, plan.describe()
+    a = rng.standard_normal((40, 3)).astype(dtype)
+    np.testing.assert_allclose(plan(a), a @ w, **tol)
+
+
 def test_explicit_threads_per_call(restore_threads):
     """A call that names its thread count (GemmCall's nthreads) runs the
     schedule for that count, the planned one only when it is the same."""
