@@ -270,3 +270,26 @@ def test_few_rows_of_a_narrow_gemm_read_b_in_place(dtype):
     tol = 1e-3 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(einplan.einsum("bij,bjk->bik", a, b),
                                np.einsum("bij,bjk->bik", a, b), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_narrow_gemm_walking_columns_pages_apart_runs_k_in_blocks(dtype, flip):
+    """The smm path over an A whose columns lie a page or more apart, more
+    of them than a second-level TLB maps, runs k in blocks (ep_smm.c): each
+    block after the first adds to C.  Results are numpy's for k a multiple
+    of the block and not, columns forward and reversed."""
+    from _gemm_util import smm_in_use
+    rng = np.random.default_rng(11)
+    for K in (1600, 1611):
+        a = np.asfortranarray(rng.standard_normal((1100, K)).astype(dtype))
+        if flip:
+            a = a[:, ::-1]
+        b = rng.standard_normal((K, 7)).astype(dtype)
+        (st,) = _gemm_steps("ij,jk->ik", a, b)
+        if smm_in_use(dtype):
+            assert st.kernel.path == KernelPath.SMM, st.kernel
+        got = einplan.einsum("ij,jk->ik", a, b)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        tol = 2e-3 if dtype == np.float32 else 1e-9
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
