@@ -177,6 +177,11 @@ def test_c_tiles_across_a_break_in_cs_strides_are_priced_per_element():
     assert isinstance(step, NestStep), step
     np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", a, b),
                                np.einsum("ij...,jk...->ik...", a, b), rtol=1e-5, atol=1e-5)
+    # a long k outweighs the stores: packed, and explain says how C is stored
+    a = rng.standard_normal((80, 500, 4, 3)).astype(np.float32)
+    b = rng.standard_normal((500, 465, 1, 1)).astype(np.float32)
+    text = str(einplan.explain("ij...,jk...->ik...", a, b))
+    assert "every C tile crosses a break in C's strides" in text, text
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
