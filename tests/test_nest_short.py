@@ -557,3 +557,26 @@ def test_rows_gathered_in_chunks_are_priced_as_vector_rows():
     assert step.row == "sum/strided" and nest.gathers_row(step.loops, lanes_now)
     # about three vector operations per lanes elements, far from two per element
     assert nest.nest_cycles(step, "float32") < 3000 * 1500 * 2 * 4 / lanes_now
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_of_more_than_half_a_vector_against_a_shared_x(isa, dtype, one_thread):
+    """Rows of the small-edge kernel between half a vector and one, against
+    an x every row shares ('ij,jk->ik' with k that long): on 512-bit kernel
+    sets two overlapping half vectors a row; summed over an outer loop too
+    (every pass after the first adds to the output).  numpy's results."""
+    rng = np.random.default_rng(31)
+    lanes = nest.vector_lanes(np.dtype(dtype).itemsize)
+    for n in range(max(2, lanes // 2), lanes + 1):
+        for S in (1, 3, 8):
+            a = rand((301, S), dtype, rng=rng)
+            b = rand((S, n), dtype, rng=rng)
+            steps = einplan.explain("ij,jk->ik", a, b).to_dict()["steps"]
+            _close(einplan.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b), dtype, S)
+            a3 = rand((3, 301, S), dtype, rng=rng)
+            _close(einplan.einsum("bij,jk->ik", a3, b), np.einsum("bij,jk->ik", a3, b),
+                   dtype, 3 * S)
+            o = rand((301, n), dtype, rng=rng)
+            einplan.einsum("ij,jk->ik", a, b, out=o)
+            _close(o, np.einsum("ij,jk->ik", a, b), dtype, S)
+        assert steps and steps[0].get("nest"), steps
