@@ -143,14 +143,13 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         ep_dim_t k = s->K - p < kb ? s->K - p : kb;
         const char *ap = (const char *)x.a + p * x.csa * (ep_inc_t)es;
         const char *bp = (const char *)x.b + p * x.rsb * (ep_inc_t)es;
-        if (fp32)
+        if (fp32)                        // blocks after the first add to C
             u->ssmm((int)(i1 - i0), (int)s->N, k, (const float *)ap, x.rsa, x.csa,
-                    (const float *)bp, x.rsb,
-                    x.c, x.rsc, (float)d->alpha, p ? 1.0f : (float)d->beta);
+                    (const float *)bp, x.rsb, x.c, x.rsc, (float)d->alpha,
+                    p ? 1.0f : (float)d->beta);
         else
             u->dsmm((int)(i1 - i0), (int)s->N, k, (const double *)ap, x.rsa, x.csa,
-                    (const double *)bp, x.rsb,
-                    x.c, x.rsc, d->alpha, p ? 1.0 : d->beta);
+                    (const double *)bp, x.rsb, x.c, x.rsc, d->alpha, p ? 1.0 : d->beta);
     }
 }
 

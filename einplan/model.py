@@ -387,7 +387,7 @@ class Prediction:
         return self.flops / self.seconds / 1e9 if self.seconds > 0 else 0.0
 
 
-def _strided_run(axes, tile, c2=1):
+def _crossing_share(axes, tile, c2=1):
     """Share of the tiles of ``tile`` indices along a role's axes (Axis,
     outer to inner, C's stride last) that cross a break in C's strides: the
     run of inner axes C walks at one stride ends inside them.  ``c2``: the
@@ -416,8 +416,8 @@ def scattered_share(step) -> float:
     if k is None or k.path != KernelPath.GEMM:
         return 0.0
     c2 = 2 if step.complex_mode == "1m" else 1
-    sm = _strided_run(step.m.axes, k.mr)
-    sn = _strided_run(step.n.axes, k.nr, c2)
+    sm = _crossing_share(step.m.axes, k.mr)
+    sn = _crossing_share(step.n.axes, k.nr, c2)
     return 1.0 - (1.0 - sm) * (1.0 - sn)
 
 

@@ -155,7 +155,7 @@ def test_c_tiles_across_a_break_in_cs_strides_are_priced_per_element():
     runs in the loop nest (64-70 us; 340-390 us packed on a Zen 4)."""
     from einplan import cost, model
     from einplan.plan import Axis, NestStep
-    run = lambda inner, outer_c, tile: model._strided_run(
+    run = lambda inner, outer_c, tile: model._crossing_share(
         (Axis("i", 80, (60, outer_c)), Axis("AB", inner, (1, 1))), tile)
     assert run(12, 5580, 48) == 1.0 and run(12, 5580, 16) == 1.0
     assert run(12, 12, 16) == 0.0                  # one stride across both: merged in C

@@ -53,18 +53,18 @@ def orientation(ctx, step) -> Orientation:
             why += "; the einsum's operands were exchanged to get there"
         else:
             why += "; einsum operand order kept"
-        result = ("C tiles are stored as contiguous vectors straight into the output's "
-                  "own layout: no transpose and no copy of the output")
         scattered = model.scattered_share(step)
         if scattered >= 1.0:
-            result = ("every C tile crosses a break in C's strides (its axes did not "
-                      "merge) and is stored element by element through a private tile, "
-                      "into the output's own layout: no transpose and no copy of the output")
+            how = ("every C tile crosses a break in C's strides (its axes did not merge) "
+                   "and is stored element by element through a private tile,")
         elif scattered:
-            result = (f"{scattered:.0%} of C's tiles cross a break in C's strides (its "
-                      "axes did not merge) and are stored element by element through a "
-                      "private tile, the rest as contiguous vectors, straight into the "
-                      "output's own layout: no transpose and no copy of the output")
+            how = (f"{scattered:.0%} of C's tiles cross a break in C's strides (its axes "
+                   "did not merge) and are stored element by element through a private "
+                   "tile, the rest as contiguous vectors,")
+        else:
+            how = "C tiles are stored as contiguous vectors"
+        result = (f"{how} straight into the output's own layout: no transpose and no "
+                  "copy of the output")
     elif unit is None:
         why = "C has no axis of extent > 1"
         result = "no transpose and no copy of the output"
