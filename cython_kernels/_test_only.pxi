@@ -46,3 +46,17 @@ def gemm_packed_path(cnp.ndarray A not None, cnp.ndarray B not None, cnp.ndarray
     if ep_call_schedule(&call.d, &now) != &call.sched:
         raise RuntimeError("ep_gemm would not run the schedule it was handed")
     return call(A, B, C, alpha, beta, 0)
+
+
+def team_cpus(int nthreads):
+    """One parallel region of `nthreads` threads, placed as every kernel's
+    region is: (placed, the CPU each thread ran on, -1 where unknown).
+    placed is False where the team is left to the scheduler or to the
+    user's own binding."""
+    if not 1 <= nthreads <= ep_max_threads():
+        raise ValueError(f"nthreads must lie in 1..{ep_max_threads()}")
+    cdef int cpus[512]
+    cdef int ran
+    with nogil:
+        ran = ep_probe_team_cpus(nthreads, cpus)
+    return ran > 0, [cpus[t] for t in range(abs(ran))]

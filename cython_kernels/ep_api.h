@@ -163,5 +163,9 @@ int ep_max_threads(void);
 int ep_in_forked_child(void);
 int ep_clamp_threads(int n);   /* 1 in a forked child, at most EP_MAX_THREADS */
 int ep_have_openmp(void);
+// For tests: one region of nt threads placed as the kernels' regions are;
+// writes each thread's CPU (-1 unknown) and returns the team's size,
+// negated when the team was left unplaced (one CPU, the user's binding).
+int ep_probe_team_cpus(int nt, int *cpu);
 
 #endif

@@ -428,12 +428,13 @@ ep_status_t ep_copy_ex(int ndim, const ep_dim_t *extent, const ep_inc_t *s_st,
         ep_copy_fence(&p);
         return EP_OK;
     }
+    ep_team_map_t *team = ep_team_prepare(nt);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
     {
         int tid, ntr;
-        ep_team(&tid, &ntr);
+        ep_team(&tid, &ntr, team);
         // contiguous, equal ranges of units: thread t's share of dst follows
         // thread t-1's
         ep_dim_t q = p.units / ntr, r = p.units % ntr;

@@ -114,6 +114,7 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
     size_t esize = d->dtype == EP_FLOAT32 ? 4 : 8;
 
     int failed = 0;
+    ep_dim_t next_batch = 0;      // EP_LOOP_BATCH: the first GEMM no thread has claimed
     ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     sh_all.direct_b = sc->direct_b;
     sh_all.b_by_panel = sc->b_by_panel ? d->cplx : 0;
@@ -128,12 +129,13 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
         }
         return EP_OK;
     }
+    ep_team_map_t *team = ep_team_prepare(nt);
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nt) shared(failed, sh_all)
+#pragma omp parallel num_threads(nt) shared(failed, sh_all, next_batch)
 #endif
     {
         int tid, ntr;
-        ep_team(&tid, &ntr);
+        ep_team(&tid, &ntr, team);
         ep_thread_bufs_t tb;
         if (by_batch || ntr == 1) {
             // every thread runs whole GEMMs with its own shared part
@@ -144,7 +146,17 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
 #endif
                 failed = 1;
             } else {
-                for (ep_dim_t bi = tid; bi < NB; bi += ntr) {
+                // GEMMs are claimed one at a time, so a thread that shares
+                // its CPU with another busy thread runs fewer of them; each
+                // GEMM is one thread's whole, so results do not depend on
+                // which thread ran it
+                for (;;) {
+                    ep_dim_t bi;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+                    bi = next_batch++;
+                    if (bi >= NB) break;
                     ep_inc_t oa, ob, oc;
                     ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
                     ep_gemm_at(d, u, &bk, &sh, &tb, bi, oa, ob, oc, 0, 1, 0);

@@ -68,12 +68,13 @@ void ep_gemv_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         }
         return;
     }
+    ep_team_map_t *team = ep_team_prepare(nt);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
     {
         int tid, ntr;
-        ep_team(&tid, &ntr);
+        ep_team(&tid, &ntr, team);
         for (ep_dim_t bi = by_batch ? tid : 0; bi < NB; bi += by_batch ? ntr : 1) {
             ep_inc_t oa, ob, oc;
             ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);

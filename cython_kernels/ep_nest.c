@@ -613,12 +613,13 @@ static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
     double part[EP_NEST_MAXTHREADS][2];
     memset(part, 0, sizeof part);
     ep_dim_t E = d->extent[d->split];
+    ep_team_map_t *team = ep_team_prepare(nt);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
     {
         int tid, ntr;
-        ep_team(&tid, &ntr);
+        ep_team(&tid, &ntr, team);
         ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
         ep_nest_ctx_t mine = *c;
         mine.sbuf = sbuf ? sbuf + (size_t)tid * sbuf_n * c->es : NULL;

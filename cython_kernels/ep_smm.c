@@ -191,12 +191,14 @@ ep_status_t ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             ep_smm_one(d, u, s, bi, 0, M, &g0, ws);
         return EP_OK;
     }
+    ep_team_map_t *team = ep_team_prepare(nt);
     if (s->loop == EP_LOOP_BATCH) {
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
         {
-            int ok;
+            int tid, ntr, ok;
+            ep_team(&tid, &ntr, team);
             void *ws = ep_smm_ws(d, s, &g0, M, &ok);
             if (!ok) {
 #ifdef _OPENMP
@@ -217,7 +219,7 @@ ep_status_t ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 #endif
     {                                    // EP_LOOP_M: a range of rows each
         int tid, ntr;
-        ep_team(&tid, &ntr);
+        ep_team(&tid, &ntr, team);
         ep_dim_t q = EP_SMM_ROW_QUANTUM;
         ep_dim_t chunk = ((M + ntr - 1) / ntr + q - 1) / q * q;
         ep_dim_t i0 = chunk * tid, i1 = i0 + chunk < M ? i0 + chunk : M;

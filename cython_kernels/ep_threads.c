@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "ep_api.h"
+#include "ep_omp.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -124,6 +125,126 @@ void ep_set_num_threads(int n)
     if (!ep_forked)
         omp_set_num_threads(ep_nthreads);
 #endif
+}
+
+// Where a team's threads run.  A woken thread is placed near the thread that
+// woke it, and on some systems (virtual machines whose idle CPUs the guest
+// sees as preempted) the scheduler queues a team's worker behind its master
+// on one CPU while another allowed CPU idles: every barrier then waits for a
+// thread that is not running and the call runs at one thread's speed or
+// worse.  So a worker pins itself, on its first region, to an allowed CPU
+// its master is not on, and the master -- never pinned, since the threads
+// it starts would inherit its mask -- moves itself off its workers' CPUs
+// before forking (pinned for the move only).  A user's own binding
+// (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY) is left alone, and so is a
+// team larger than the CPUs it may use.
+#define EP_PIN_MAX 64      // teams of up to this many threads are placed
+
+struct ep_team_map {
+    int ncpu;                 // 0 until the master has read its allowed CPUs
+    cpu_set_t allowed;        // the master's (the process's) allowed CPUs
+    int master;               // the CPU the master forks from
+    int cpu[EP_PIN_MAX];      // worker t's CPU, -1 before it has run
+};
+static __thread struct ep_team_map ep_my_team;   // the map of this thread's team
+static __thread int ep_my_pin = -1;              // a worker's CPU, -1 if unpinned
+
+#if defined(__linux__) && defined(_OPENMP)
+static int ep_user_binds(void)
+{
+    static int binds = -1;
+    if (binds < 0)
+        binds = omp_get_proc_bind() != omp_proc_bind_false
+                || getenv("GOMP_CPU_AFFINITY") != NULL;
+    return binds;
+}
+
+static void ep_pin_self(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(0, sizeof one, &one);
+}
+#endif
+
+ep_team_map_t *ep_team_prepare(int nt)
+{
+#if defined(__linux__) && defined(_OPENMP)
+    struct ep_team_map *m = &ep_my_team;
+    if (nt < 2 || nt > EP_PIN_MAX || ep_my_pin >= 0 || ep_user_binds()) return NULL;
+    if (m->ncpu == 0) {
+        if (sched_getaffinity(0, sizeof m->allowed, &m->allowed) != 0) return NULL;
+        m->ncpu = CPU_COUNT(&m->allowed);
+        for (int t = 0; t < EP_PIN_MAX; t++) m->cpu[t] = -1;
+    }
+    if (nt > m->ncpu) return NULL;
+    int here = sched_getcpu();
+    int taken = 0;
+    for (int t = 1; t < nt; t++) taken |= m->cpu[t] == here;
+    if (taken) {
+        // the first allowed CPU none of the workers is on
+        for (int c = 0; c < CPU_SETSIZE; c++) {
+            if (!CPU_ISSET(c, &m->allowed)) continue;
+            int used = 0;
+            for (int t = 1; t < nt; t++) used |= m->cpu[t] == c;
+            if (used) continue;
+            ep_pin_self(c);
+            sched_setaffinity(0, sizeof m->allowed, &m->allowed);
+            here = c;
+            break;
+        }
+    }
+    m->master = here;
+    return m;
+#else
+    (void)nt;
+    return NULL;
+#endif
+}
+
+void ep_team_settle(ep_team_map_t *m, int tid)
+{
+#if defined(__linux__) && defined(_OPENMP)
+    if (m == NULL || tid < 1 || tid >= EP_PIN_MAX) return;
+    if (ep_my_pin >= 0 && m->cpu[tid] == ep_my_pin && ep_my_pin != m->master) return;
+    // worker t takes the ((t - 1) mod others)-th allowed CPU other than the
+    // master's, so a team's workers spread over distinct CPUs
+    int others = m->ncpu - CPU_ISSET(m->master, &m->allowed);
+    if (others < 1) return;
+    int want = (tid - 1) % others;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &m->allowed) || c == m->master || want-- > 0) continue;
+        if (c != ep_my_pin) ep_pin_self(c);
+        ep_my_pin = c;
+        m->cpu[tid] = c;
+        return;
+    }
+#else
+    (void)m;
+    (void)tid;
+#endif
+}
+
+int ep_probe_team_cpus(int nt, int *cpu)
+{
+    ep_team_map_t *team = ep_team_prepare(nt);
+    int ran = 1;
+    cpu[0] = -1;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int tid, ntr;
+        ep_team(&tid, &ntr, team);
+#ifdef __linux__
+        cpu[tid] = sched_getcpu();
+#else
+        cpu[tid] = -1;
+#endif
+        if (tid == 0) ran = ntr;
+    }
+    return team != NULL ? ran : -ran;
 }
 
 int ep_have_openmp(void)

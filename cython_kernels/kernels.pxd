@@ -111,3 +111,4 @@ cdef extern from "ep_api.h" nogil:
     int ep_max_threads()
     int ep_in_forked_child()
     int ep_have_openmp()
+    int ep_probe_team_cpus(int nt, int *cpu) nogil

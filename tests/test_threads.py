@@ -3,6 +3,8 @@ show_config()."""
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -284,6 +286,76 @@ def test_default_honours_cpu_affinity():
     code = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
             "import einplan; print(einplan.get_num_threads())")
     assert _in_subprocess(code) == "1"
+
+
+# ------------------------------------------------------------ placement
+
+# the calling thread's mask as the process started: a test that narrowed it
+# would otherwise hand the narrowed mask to the tests after it
+_START_MASK = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+
+needs_two_cpus = pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or _usable_cpus() < 2,
+    reason="one usable CPU (or no affinity API): a team has nowhere to spread")
+
+
+@needs_omp
+@needs_two_cpus
+def test_a_teams_threads_start_on_distinct_cpus_after_a_pause(restore_threads):
+    """Idle workers sleep after ~10 us, and a woken worker may be queued
+    behind its master on the master's CPU while another CPU idles; a placed
+    team's threads start on distinct CPUs, right after the last region or
+    after a pause."""
+    einplan.set_num_threads(2)
+    for pause in (0.0, 0.001, 0.02) * 8:
+        time.sleep(pause)
+        placed, cpus = K.team_cpus(2)
+        assert placed and len(cpus) == 2
+        assert cpus[0] != cpus[1], f"both threads on CPU {cpus[0]} after a {pause} s pause"
+
+
+@needs_omp
+@needs_two_cpus
+def test_a_master_on_its_workers_cpu_moves_off_it_and_keeps_its_mask(restore_threads):
+    mask = _START_MASK
+    einplan.set_num_threads(2)
+    for _ in range(10):
+        _, (_, worker) = K.team_cpus(2)
+        os.sched_setaffinity(0, {worker})      # the master lands on the worker's CPU
+        os.sched_setaffinity(0, mask)
+        placed, cpus = K.team_cpus(2)
+        assert placed and cpus[0] != cpus[1] and cpus[1] == worker
+        assert os.sched_getaffinity(0) == mask
+
+
+@needs_omp
+@needs_two_cpus
+def test_the_calling_threads_cpu_mask_is_never_narrowed(restore_threads):
+    """Workers are pinned, the thread that calls einplan never is: threads it
+    starts later inherit its whole mask."""
+    before = _START_MASK
+    einplan.set_num_threads(2)
+    a = np.ones((300, 200), np.float32)
+    for _ in range(10):
+        K.team_cpus(2)
+        einplan.einsum("ij,kj->ik", a, a)
+        time.sleep(0.002)
+    assert os.sched_getaffinity(0) == before
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(os.sched_getaffinity(0)))
+    t.start()
+    t.join()
+    assert seen == [before]
+
+
+@needs_omp
+@needs_two_cpus
+def test_a_users_own_binding_and_oversized_teams_are_left_alone():
+    code = ("from einplan import _native; K = _native._kernels; "
+            "n = K.get_num_threads(); print(K.team_cpus(2)[0], K.team_cpus(n + 1)[0])")
+    assert _in_subprocess(code) == "True False"
+    assert _in_subprocess(code, {"OMP_PROC_BIND": "true"}) == "False False"
+    assert _in_subprocess(code, {"GOMP_CPU_AFFINITY": "0-1"}) == "False False"
 
 
 # ------------------------------------------------------------ show_config
