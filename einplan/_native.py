@@ -42,18 +42,20 @@ from .spec import LETTERS
 # before it sleeps; where the cores are oversubscribed (other processes,
 # or several processes each running threaded calls) the spinning worker
 # uses up its time slice and the next region waits for it to run again.
-# A short spin (~10 us) still meets the barriers inside a call, and a worker
-# idle between calls sleeps and is woken at once.  Zen 3, 2 cores, 2
-# threads: two processes each running 'ij,jk->ik' 512^2 f32 (1 thread:
-# 3.3-9 ms), median: default spin 12-20 ms (p90 40 ms), GOMP_SPINCOUNT=300
-# 3.9-5.7 ms, passive 5.4-5.6 ms; under a load of 10-18,
-# 'bij,bjk->bik' (64,32,32) f32: default 16 ms, passive 0.15 ms (1 thread
-# 0.13); quiet, 2-thread gain at 128^3 f32 / 256^3 f32 / 160^3 f64: default
-# 1.78 / 1.93 / 1.63, 300 spins 1.31 / 1.59 / 1.59, passive 0.63 / 1.11 /
-# 0.96.  A wait policy the user sets (OMP_WAIT_POLICY, GOMP_SPINCOUNT) is kept.
+# Zen 3, 2 cores, two processes each running 'ij,jk->ik' 512^2 f32 on 2
+# threads (1 thread: 3.3-9 ms), median: default spin 12-20 ms (p90 40 ms),
+# passive 5.4-5.6 ms.  Too short a spin costs as much the other way: a thread
+# that waits at a barrier longer than its spin sleeps, and its wake-up costs
+# tens of microseconds where the other CPU is halted (virtual machines).
+# 3000 pauses (~0.1 ms of spinning after each region) keep the barriers
+# inside a call awake.  Zen 4 VM, 2 threads, 300 -> 3000 pauses: 'ij,jk->ik'
+# 256^2 f32 0.242 -> 0.189 ms; compare.py --threads 2 --quick gemm 1024^2
+# f32 15.9 -> 10.1 ms, tract bs=1 0.81 -> 0.57 ms, the chain 1.34 -> 0.50
+# ms; the two processes above 2.7 -> 1.4-1.5 ms.
+# A wait policy the user sets (OMP_WAIT_POLICY, GOMP_SPINCOUNT) is kept.
 _SET_WAIT_POLICY = "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
 if _SET_WAIT_POLICY:
-    os.environ["GOMP_SPINCOUNT"] = "300"
+    os.environ["GOMP_SPINCOUNT"] = "3000"
 try:
     from . import _kernels
 except ImportError as exc:  # pragma: no cover - only without a build
