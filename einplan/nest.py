@@ -206,6 +206,9 @@ def nest_cycles(step, dtype) -> float:
             and not str(dtype).startswith("complex")):
         outer, L = step.loops[-3], step.loops[-1]
         moving = [j for j, s in enumerate(L.strides[:-1]) if s != 0]
+        if len(moving) == 1 and runs_in_halves(outer, L, moving[0], lanes, _itemsize(dtype)):
+            # two half vectors a row: S multiply-adds each, a load and a store
+            return total / L.extent * (2 * step.short + 2) / step.short
         if len(moving) == 1 and runs_across(outer, L, moving[0], lanes):
             # rows run across in vectors, no row start
             return total / lanes * across_vector_ops(L.extent, step.short, lanes,
@@ -659,15 +662,35 @@ SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strid
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 
 
+def across_min_rows(n, lanes) -> int:
+    """The fewest rows of n the small-edge kernel runs across in vectors
+    (ep_nest_short_template.h's across_min_rows): each call builds its
+    weight vectors lane by lane, repaid from about twice as many rows as
+    their lanes cover."""
+    g = math.gcd(n, lanes)
+    sp = min((lanes - 1) // n + 2, lanes // g)
+    return max(lanes, 2 * (n // g) * sp * lanes // n)
+
+
 def runs_across(outer, L, moving, lanes) -> bool:
     """Whether the small-edge kernel's sum over S runs its rows across in
     whole vectors (ep_nest_short_template.h): rows L of at most a vector,
     unit-stride and back to back in the output along the loop around S
-    (``outer``), the input moving along L the same for every row, and at
-    least a vector's worth of rows."""
+    (``outer``), the input moving along L the same for every row, and
+    enough rows to repay the weight vectors (``across_min_rows``)."""
     return (outer is not None and L.strides[-1] == 1 and 2 <= L.extent <= lanes
             and outer.strides[moving] == 0 and outer.strides[-1] == L.extent
-            and outer.extent >= lanes)
+            and outer.extent >= across_min_rows(L.extent, lanes))
+
+
+def runs_in_halves(outer, L, moving, lanes, itemsize) -> bool:
+    """Whether the small-edge kernel's sum over S runs each row as two
+    overlapping half vectors (ep_nest_short_template.h, 512-bit sets): rows
+    L of more than half a vector and less than one, unit-stride in the
+    output, the input moving along L the same for every row."""
+    return (outer is not None and lanes * itemsize == 64 and L.strides[-1] == 1
+            and lanes < 2 * L.extent and L.extent < lanes and outer.strides[moving] == 0
+            and outer.extent > 1)
 
 
 def across_vector_ops(n, S, lanes, itemsize) -> float:
@@ -731,6 +754,10 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
             outer = order[-1] if order else None
             start = SHORT_ROW_START
             if (os_ == 0 and len(moving) == 1 and not dtype_complex
+                    and runs_in_halves(outer, L, moving[0], lanes, itemsize)):
+                # two half vectors a row, x's in registers
+                per_row = 2 * S.extent + 2
+            elif (os_ == 0 and len(moving) == 1 and not dtype_complex
                     and runs_across(outer, L, moving[0], lanes)):
                 # no row start or tail: the row's share of its vectors
                 per_row = n / lanes * across_vector_ops(n, S.extent, lanes, itemsize)

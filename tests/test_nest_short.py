@@ -580,3 +580,37 @@ def test_rows_of_more_than_half_a_vector_against_a_shared_x(isa, dtype, one_thre
             einplan.einsum("ij,jk->ik", a, b, out=o)
             _close(o, np.einsum("ij,jk->ik", a, b), dtype, S)
         assert steps and steps[0].get("nest"), steps
+
+
+def test_rows_run_across_only_where_enough_rows_repay_their_weights():
+    """The small-edge kernel builds its weight vectors lane by lane on each
+    call, so it runs rows across in vectors only from across_min_rows rows
+    a call (twice the rows those vectors' lanes cover, at least a vector's);
+    the model prices the same rule."""
+    from types import SimpleNamespace as Loop
+    assert nest.across_min_rows(3, 8) == 64      # 3 vectors x 4 rows each, 8 lanes
+    assert nest.across_min_rows(8, 8) == 8
+    assert nest.across_min_rows(2, 16) == 128
+    for lanes in (4, 8, 16):
+        for n in range(2, lanes + 1):
+            least = nest.across_min_rows(n, lanes)
+            assert least >= lanes
+            L = Loop(extent=n, strides=(1, 0, 1))
+            for rows, want in ((least - 1, False), (least, True)):
+                outer = Loop(extent=rows, strides=(0, 1, n))
+                assert nest.runs_across(outer, L, 0, lanes) is want, (n, lanes, rows)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_just_below_and_above_the_across_threshold(isa, dtype, one_thread):
+    """'ij...,jk...->ik...' with a broadcast output row of n: rows a call
+    either side of across_min_rows, every kernel set: numpy's results."""
+    rng = np.random.default_rng(41)
+    lanes = nest.vector_lanes(np.dtype(dtype).itemsize)
+    for n in (2, 3):
+        least = nest.across_min_rows(n, lanes)
+        for rows in (least - 1, least, least + 5):
+            a = rand((13, 7, 1, n), dtype, rng=rng)
+            b = rand((7, rows, 1, 1), dtype, rng=rng)
+            _close(einplan.einsum("ij...,jk...->ik...", a, b),
+                   np.einsum("ij...,jk...->ik...", a, b), dtype, 7)
