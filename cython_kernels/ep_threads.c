@@ -142,7 +142,7 @@ void ep_set_num_threads(int n)
 
 struct ep_team_map {
     int ncpu;                 // 0 until the master has read its allowed CPUs
-    cpu_set_t allowed;        // the master's (the process's) allowed CPUs
+    cpu_set_t allowed;        // the master's allowed CPUs when it first forked
     int master;               // the CPU the master forks from
     int cpu[EP_PIN_MAX];      // worker t's CPU, -1 before it has run
 };
@@ -182,15 +182,16 @@ ep_team_map_t *ep_team_prepare(int nt)
     int here = sched_getcpu();
     int taken = 0;
     for (int t = 1; t < nt; t++) taken |= m->cpu[t] == here;
-    if (taken) {
+    cpu_set_t own;       // the master's mask now, the user's to change
+    if (taken && sched_getaffinity(0, sizeof own, &own) == 0) {
         // the first allowed CPU none of the workers is on
         for (int c = 0; c < CPU_SETSIZE; c++) {
-            if (!CPU_ISSET(c, &m->allowed)) continue;
+            if (!CPU_ISSET(c, &own)) continue;
             int used = 0;
             for (int t = 1; t < nt; t++) used |= m->cpu[t] == c;
             if (used) continue;
             ep_pin_self(c);
-            sched_setaffinity(0, sizeof m->allowed, &m->allowed);
+            sched_setaffinity(0, sizeof own, &own);
             here = c;
             break;
         }
