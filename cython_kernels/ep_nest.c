@@ -279,14 +279,17 @@ static void ep_short(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
         R = (dpt == c->split ? hi : e) - r0;
         for (int op = 0; op <= nin; op++) ro[op] = d->stride[op][dpt];
     }
+    // a row shared out by threads (the output varies along it): this
+    // thread's part [lo, hi) of every row
+    ep_dim_t l0 = c->split == lx ? lo : 0, n = c->split == lx ? hi - lo : d->extent[lx];
     const void *p[EP_NEST_MAXIN];
     for (int j = 0; j < nin; j++) {
-        p[j] = ptr[j] + r0 * ro[j] * c->es;
+        p[j] = ptr[j] + (r0 * ro[j] + l0 * d->stride[j][lx]) * c->es;
         rs[j] = d->stride[j][sx];
         rl[j] = d->stride[j][lx];
     }
-    char *o = ptr[nin] + r0 * ro[nin] * c->es;
-    c->rows->short_rows(nin, p, ro, rs, rl, R, (int)d->extent[sx], d->extent[lx], o, ro[nin],
+    char *o = ptr[nin] + (r0 * ro[nin] + l0 * d->stride[nin][lx]) * c->es;
+    c->rows->short_rows(nin, p, ro, rs, rl, R, (int)d->extent[sx], n, o, ro[nin],
                         d->stride[nin][sx], d->stride[nin][lx],
                         first && (r0 == 0 || ro[nin] != 0), c->sbuf);
 }
@@ -554,7 +557,8 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
                    d->stride[y][k] != 0 && d->stride[2][w] != 0 && d->stride[2][v] != 0;
         c->cx = x;
     }
-    if (d->short_loop == 1 && d->ndim >= 2 && d->tile <= 0 && c->split < c->inner - 1 &&
+    if (d->short_loop == 1 && d->ndim >= 2 && d->tile <= 0 &&
+        (c->split < c->inner - 1 || (c->split == c->inner && c->so != 0)) &&
         d->extent[c->inner - 1] <= EP_NEST_SHORT &&
         ((d->stride[d->nin][c->inner - 1] == 0) != (c->so == 0))) {
         c->shortk = 1;

@@ -954,7 +954,9 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     With the small-edge kernel, a loop outside its two.  Failing those, the
     row itself when it is the only loop, or when the output varies along it
     and it is long: each thread then runs its part of every row, the loops
-    around it summed ('kl,l->k' with k unit-stride: a GEMV's axpy form)."""
+    around it summed ('kl,l->k' with k unit-stride: a GEMV's axpy form;
+    'ab,a->b' (2,815904) f64 in the small-edge kernel, 2 threads: 0.35 ->
+    0.16 ms)."""
     if threads_cap <= 1:
         return -1
     if all(lp.strides[-1] == 0 for lp in loops):
@@ -962,11 +964,11 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     for i, lp in enumerate(loops[:-inner] if short else loops[:-1]):
         if lp.strides[-1] != 0 and lp.extent >= 2:
             return i
-    if short or not loops:
+    if not loops or (short and inner != 2):
         return -1
     row = loops[-1]
-    if len(loops) == 1 or (not tile and row.strides[-1] != 0
-                           and row.extent * itemsize >= ROW_SPLIT_BYTES):
+    if (len(loops) == 1 and not short) or (not tile and row.strides[-1] != 0
+                                           and row.extent * itemsize >= ROW_SPLIT_BYTES):
         return len(loops) - 1
     return -1
 

@@ -614,3 +614,35 @@ def test_short_rows_just_below_and_above_the_across_threshold(isa, dtype, one_th
             b = rand((7, rows, 1, 1), dtype, rng=rng)
             _close(einplan.einsum("ij...,jk...->ik...", a, b),
                    np.einsum("ij...,jk...->ik...", a, b), dtype, 7)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_threads_share_out_the_row_when_the_output_varies_along_it(isa, dtype, restore_threads):
+    """'ab,a->b' with a short a and a long b: no loop around the small-edge
+    kernel's two, so the threads take parts of the row itself (the output
+    varies along it: disjoint writes).  Rows whose length leaves each part
+    ragged, unit-stride and strided inputs, an outer loop summed into the
+    output (later passes add); numpy's results."""
+    rng = np.random.default_rng(7)
+    for n in (61, 1000, 4099):
+        for S in (2, 5):
+            A = rand((S, n), dtype, rng=rng)
+            As = rand((S, 2 * n), dtype, rng=rng)[:, ::2]
+            v = rand((S,), dtype, rng=rng)
+            for X in (A, As):
+                sx, sv = _st(X), _st(v)
+                o = np.full((n,), np.nan, dtype)
+                _run(dtype, [(S, sx[0], sv[0], 0), (n, sx[1], 0, 1)], (X, v), o, isa,
+                     split=1, threads=2)
+                _close(o, v @ X, dtype, S)
+            A3 = rand((3, S, n), dtype, rng=rng)
+            s3 = _st(A3)
+            o = np.full((n,), np.nan, dtype)
+            _run(dtype, [(3, s3[0], 0, 0), (S, s3[1], sv[0], 0), (n, s3[2], 0, 1)], (A3, v), o,
+                 isa, split=2, threads=2)
+            _close(o, np.einsum("kab,a->b", A3, v), dtype, 3 * S)
+    einplan.set_num_threads(2)
+    g, w = rand((2, 815904), "float64", rng=rng), rand((2,), "float64", rng=rng)
+    (step,) = einplan.explain("ab,a->b", g, w).plan.steps
+    assert isinstance(step, NestStep) and step.short and step.split == len(step.loops) - 1, step
+    _close(einplan.einsum("ab,a->b", g, w), w @ g, "float64", 2)
