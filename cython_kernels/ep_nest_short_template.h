@@ -131,6 +131,31 @@ NT(across_run)(const int S, const int SP, ep_dim_t pn, const T *f, ep_inc_t fp,
     }
 }
 
+// The period of rows run across (see rows_across): G rows and NV vectors
+// repeat every lcm(n, VL) elements, a vector's lanes fall in at most SP rows.
+static inline __attribute__((always_inline)) void NT(across_period)(ep_dim_t n, int *G, int *NV,
+                                                                    int *SP)
+{
+    ep_dim_t g = n, h = VL;
+    while (h) { ep_dim_t t = g % h; g = h; h = t; }
+    *G = (int)(VL / g);
+    *NV = (int)(n / g);
+    *SP = (VL - 1) / n + 2 < *G ? (int)((VL - 1) / n + 2) : *G;
+}
+
+// The fewest rows worth running across (nest.py's across_min_rows): each
+// call builds NV x SP x S weight vectors lane by lane, which the rows repay
+// only from about twice as many rows as those vectors' lanes cover
+// ('ij...,jk...->ik...' (11058,7,1,3) x (7,3,5,1) f64: 15 rows a call, 4.9
+// ms across on 8 of them, 1.8 ms element by element)
+static inline __attribute__((always_inline)) ep_dim_t NT(across_min_rows)(ep_dim_t n)
+{
+    int G, NV, SP;
+    NT(across_period)(n, &G, &NV, &SP);
+    const ep_dim_t rows = 2 * (ep_dim_t)NV * SP * VL / n;
+    return rows > VL ? rows : VL;
+}
+
 // R rows of n <= VL elements of the sum over a short S, back to back in the
 // output (oo == n, ol == 1) against an x shared by every row, f present
 // ('ij,jk->ik' (N, 3) x (3, 3)): the output is run through in whole vectors
@@ -144,29 +169,12 @@ NT(across_run)(const int S, const int SP, ep_dim_t pn, const T *f, ep_inc_t fp,
 // zero weights and reads its first row again), so the loop's trip
 // count is the same for all and its branch predicted.
 // Returns the rows done (whole periods); the caller runs the rest.
-// The fewest rows worth running across (nest.py's across_min_rows): each
-// call builds NV x SP x S weight vectors lane by lane, which the rows repay
-// only from about twice as many rows as those vectors' lanes cover
-// ('ij...,jk...->ik...' (11058,7,1,3) x (7,3,5,1) f64: 15 rows a call, 4.9
-// ms across on 8 of them, 1.8 ms element by element)
-static inline __attribute__((always_inline)) ep_dim_t NT(across_min_rows)(ep_dim_t n)
-{
-    ep_dim_t g = n, h = VL;
-    while (h) { ep_dim_t t = g % h; g = h; h = t; }
-    const ep_dim_t G = VL / g, NV = n / g;
-    const ep_dim_t SP = (VL - 1) / n + 2 < G ? (VL - 1) / n + 2 : G;
-    const ep_dim_t rows = 2 * NV * SP * VL / n;
-    return rows > VL ? rows : VL;
-}
-
 static inline __attribute__((always_inline)) NT_TGT ep_dim_t
 NT(rows_across)(const int S, ep_dim_t R, const T *x, ep_inc_t xs, const T *f, ep_inc_t fro,
                 ep_inc_t fs, ep_dim_t n, T *o, int first)
 {
-    ep_dim_t g = n, h = VL;
-    while (h) { ep_dim_t t = g % h; g = h; h = t; }
-    const int G = VL / g, NV = n / g;          // rows and vectors per period
-    const int SP = (VL - 1) / n + 2 < G ? (VL - 1) / n + 2 : G;
+    int G, NV, SP;                             // rows and vectors per period
+    NT(across_period)(n, &G, &NV, &SP);
     int row0[VL];
     NT(vec) m[3 * VL * EP_NEST_SHORT];        // NV x SP x S, NV x SP < 3 VL
     for (int v = 0; v < NV; v++) {

@@ -49,9 +49,9 @@ from .spec import LETTERS
 # tens of microseconds where the other CPU is halted (virtual machines).
 # 3000 pauses (~0.1 ms of spinning after each region) keep the barriers
 # inside a call awake.  Zen 4 VM, 2 threads, 300 -> 3000 pauses: 'ij,jk->ik'
-# 256^2 f32 0.242 -> 0.189 ms; compare.py --threads 2 --quick gemm 1024^2
-# f32 15.9 -> 10.1 ms, tract bs=1 0.81 -> 0.57 ms, the chain 1.34 -> 0.50
-# ms; the two processes above 2.7 -> 1.4-1.5 ms.
+# 256^2 f32 0.242 -> 0.189 ms, 1024^2 f32 15.9 -> 10.1 ms; 'bij,jk->bik'
+# (77,1,512) x (512,1536) f32 0.81 -> 0.57 ms; the two processes above
+# 2.7 -> 1.4-1.5 ms.
 # A wait policy the user sets (OMP_WAIT_POLICY, GOMP_SPINCOUNT) is kept.
 _SET_WAIT_POLICY = "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
 if _SET_WAIT_POLICY:

@@ -662,14 +662,21 @@ SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strid
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 
 
+def across_period(n, lanes):
+    """(G, NV, SP) of rows of n run across in vectors of lanes
+    (ep_nest_short_template.h): G rows and NV vectors repeat every
+    lcm(n, lanes) elements, a vector's lanes fall in at most SP rows."""
+    g = math.gcd(n, lanes)
+    return lanes // g, n // g, min((lanes - 1) // n + 2, lanes // g)
+
+
 def across_min_rows(n, lanes) -> int:
     """The fewest rows of n the small-edge kernel runs across in vectors
     (ep_nest_short_template.h's across_min_rows): each call builds its
-    weight vectors lane by lane, repaid from about twice as many rows as
-    their lanes cover."""
-    g = math.gcd(n, lanes)
-    sp = min((lanes - 1) // n + 2, lanes // g)
-    return max(lanes, 2 * (n // g) * sp * lanes // n)
+    NV x SP weight vectors lane by lane, repaid from about twice as many
+    rows as their lanes cover."""
+    _, nv, sp = across_period(n, lanes)
+    return max(lanes, 2 * nv * sp * lanes // n)
 
 
 def runs_across(outer, L, moving, lanes) -> bool:
@@ -699,8 +706,7 @@ def across_vector_ops(n, S, lanes, itemsize) -> float:
     with a broadcast for each s and each of the SP rows a vector may span
     (lcm(n, lanes) elements repeat), and a load and store of the vector per
     group of rows whose weights fit the registers."""
-    G = lanes // math.gcd(n, lanes)
-    sp = min((lanes - 1) // n + 2, G)
+    _, _, sp = across_period(n, lanes)
     regs = 24 if lanes * itemsize == 64 else 12
     per = sp if sp * S <= regs else max(1, regs // S)
     return sp * S + 2 * math.ceil(sp / per)
@@ -964,7 +970,7 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     for i, lp in enumerate(loops[:-inner] if short else loops[:-1]):
         if lp.strides[-1] != 0 and lp.extent >= 2:
             return i
-    if not loops or (short and inner != 2):
+    if not loops or (short and inner != 2):      # the register-tile kernel's row stays whole
         return -1
     row = loops[-1]
     if (len(loops) == 1 and not short) or (not tile and row.strides[-1] != 0
