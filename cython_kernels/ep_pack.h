@@ -97,6 +97,14 @@ void ep_dpack_b_1m(int NR, ep_dim_t nc, ep_dim_t kc, const double *b,
                    const ep_inc_t *noff, const ep_inc_t *koff, int cplx,
                    ep_dim_t p0, ep_dim_t p1, double *bp);
 
+// B of the in-place small GEMM (ep_smm.c) whose n is not unit-stride
+// ('bik,bjk->bij'): its K x N block as rows of N, dst[p * N + j] =
+// b[j * sn + p * sk], through the packing transposes when k is contiguous.
+void ep_sgather_kn(ep_dim_t N, ep_dim_t K, const float *b, ep_inc_t sn,
+                   ep_inc_t sk, float *dst);
+void ep_dgather_kn(ep_dim_t N, ep_dim_t K, const double *b, ep_inc_t sn,
+                   ep_inc_t sk, double *dst);
+
 // The transposing inner loop (isa/ep_pack_avx2.c, x86 only): dst[p * ld + i] =
 // r[i][p] for the 8 (float) / 4 (double) rows r, each contiguous along k.
 void ep_spack_t8_avx2(const float *const *r, ep_dim_t kc, float *dst,

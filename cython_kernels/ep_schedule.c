@@ -81,10 +81,31 @@ static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
     return (double)K * (double)N * esize <= (double)share;
 }
 
+// This core's L1d (32 KB where the caches are not known).
+static ep_dim_t ep_l1d_bytes(void)
+{
+    static ep_dim_t l1d = -1;          // the same value from any thread
+    if (l1d < 0) {
+        ep_dim_t l2, l3, v;
+        ep_cache_sizes(&v, &l2, &l3);
+        l1d = v > 0 ? v : 32 << 10;
+    }
+    return l1d;
+}
+
 // A complex (1m) call on the smm path gathers A's rows into the thread's
 // workspace when its k is not unit-stride, up to this many bytes (half
 // of L2 here; larger A take the packed path, which packs it in blocks).
 #define EP_SMM_1M_MAX_A_BYTES (256 << 10)
+
+// A real B whose n is not unit-stride (k-contiguous, 'bik,bjk->bij') is
+// gathered per batch index into rows of N for the smm kernel while its
+// K x N block fits L1 (the kernel streams it once per tile of rows); the
+// packed path would pack it as well, and A too, for a narrow n of mostly
+// fringe tiles.  Zen 4, 1 thread, ms, packed / gathered (numpy's best):
+// f64 'bij,bkj->bki' (2547,4,91) x (2547,18,91) 8.6 / 3.8-4.1 (4.0-4.4);
+// 'bik,bjk->bij' (1000,16,32)^2 f32 0.55 / 0.28 (0.30), (64,128,64)^2
+// f32 1.52 / 1.34 (1.73); past L1, (64,128,128)^2 f32 3.21 / 3.33 (4.1).
 
 // Narrow GEMMs -- n up to 8 vectors (128 f32 / 64 f64 with AVX-512), any m
 // and k; "bij,bjk->bik" with 4x4 .. 64x64 blocks is the case that asked for
@@ -119,18 +140,13 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     // 17; 'ij,jk->ik' (9,293965) F x (293965,3) f64, 6.8 ms against 4.0.
     int l1_cols = fp32 ? u->smm_l1_cols_s : u->smm_l1_cols_d;
     if (l1_cols && (fp32 ? u->ssmm_passes : u->dsmm_passes)(M, N) > 2) {
-        static ep_dim_t l1d = -1;      // the same value from any thread
-        if (l1d < 0) {
-            ep_dim_t l2, l3, v;
-            ep_cache_sizes(&v, &l2, &l3);
-            l1d = v > 0 ? v : 32 << 10;
-        }
         ep_dim_t cols = N < l1_cols ? N : l1_cols;
-        if (K * cols * (fp32 ? 4 : 8) > l1d / 2) return 0;
+        if (K * cols * (fp32 ? 4 : 8) > ep_l1d_bytes() / 2) return 0;
     }
     if (!d->cplx)
         return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
-               g->n.stride[EP_N_B][0] == 1 && g->n.stride[EP_N_C][0] == 1;
+               g->n.stride[EP_N_C][0] == 1 &&
+               (g->n.stride[EP_N_B][0] == 1 || K * N * (fp32 ? 4 : 8) <= ep_l1d_bytes());
     // 1m (the real groups, ep_api.h): one complex m, n and k axis at most,
     // n unit-stride in C; B is packed per batch index (any layout), A too
     // when its k is not unit-stride, as long as its rows fit in L2.  Zen 3,

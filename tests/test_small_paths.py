@@ -43,6 +43,49 @@ def test_batched_small_gemm(dtype, n, m, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+# k strides of B: contiguous (the packing transposes), 2 (rows compacted
+# first), 11 (element by element)
+@pytest.mark.parametrize("ks", [1, 2, 11])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_smm_gathers_b_whose_n_is_not_unit_stride(isa, dtype, ks, threads):
+    """B laid out as n rows along k ('bik,bjk->bij'): the smm path gathers
+    its K x N block per batch index into rows of N (ep_smm.c) while the
+    block fits L1, and the next batch's A and B are fetched ahead.  Every n to the kernel's limit and
+    past it, m leftovers of every tile, batches walked backwards, beta 0
+    over NaN and beta 1, one and two threads (batches and rows shared)."""
+    rng = np.random.default_rng(ks * 7 + threads)
+    smm_max_n = kernel_smm_max_n(dtype)
+    l1d = _native.kernel_config()["caches"]["l1d"] or 32768
+    for n, m, k, nb in [(2, 3, 5, 7), (4, 18, 91, 9), (7, 13, 1, 4), (8, 32, 64, 6),
+                        (17, 9, 33, 3), (33, 5, 17, 2), (64, 23, 8, 3), (65, 4, 3, 2),
+                        (128, 2, 9, 2), (129, 3, 4, 2), (24, 60, 12, 1), (64, 5, 200, 2)]:
+        A = rng.standard_normal((nb, m, k)).astype(dtype)[::-1]
+        Bbuf = rng.standard_normal((nb, n, k * ks)).astype(dtype)
+        B = Bbuf[::-1, :, ::ks]                       # (nb, n, k), n rows apart
+        Cbuf = np.full((nb, m, n + 3), np.nan, dtype)
+        C = Cbuf[:, :, :n]
+        it = A.itemsize
+        m_g = [(m, A.strides[1] // it, Cbuf.strides[1] // it)]
+        n_g = [(n, B.strides[1] // it, 1)]
+        k_g = [(k, A.strides[2] // it, B.strides[2] // it)]
+        b_g = [(nb, A.strides[0] // it, B.strides[0] // it, Cbuf.strides[0] // it)]
+        ref = np.matmul(A.astype(np.float64), B.transpose(0, 2, 1).astype(np.float64))
+        call = _native.prepare_gemm(dtype, m_g, n_g, k_g, b_g)
+        if smm_max_n and n > 1 and m > 1:             # the path under test is taken
+            # gathered while B's block fits L1, packed past it
+            fits = n <= smm_max_n and k * n * A.itemsize <= l1d
+            want = "smm" if fits else "gemm"
+            assert call.schedule(threads)["path"] == want, (n, m, k, call.schedule(threads))
+        call(A, B, C, 1.0, 0.0, threads)                # beta 0 over NaN
+        tol = dict(rtol=1e-5, atol=1e-5 * k) if dtype == np.float32 else \
+            dict(rtol=1e-12, atol=1e-12 * k)
+        np.testing.assert_allclose(C, ref, **tol)
+        assert np.isnan(Cbuf[:, :, n:]).all(), "wrote outside C"
+        call(A, B, C, 2.0, 1.0, threads)                # C = 2 AB + C
+        np.testing.assert_allclose(C, 3 * ref, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_avx2_smm_keeps_b_in_l1(dtype):
     """With 16 registers the smm tiles stream their block of B once per few
     rows: AVX2 takes smm only while that K x block fits half of L1d, and
@@ -87,3 +130,21 @@ def test_partial_last_panel_every_width(dtype):
         tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-10)
         np.testing.assert_allclose(C, ref, **tol)
         assert np.isnan(Cbuf[:, n:]).all(), f"n={n}: wrote outside C"
+
+
+def test_explain_says_the_smm_path_gathers_b(isa):
+    """explain names the gather of a B whose n is not unit-stride on the
+    smm path, and no longer says B is read in place."""
+    import einplan
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((40, 4, 91))
+    b = rng.standard_normal((40, 18, 91))
+    text = str(einplan.explain("bij,bkj->bki", a, b))
+    np.testing.assert_allclose(einplan.einsum("bij,bkj->bki", a, b),
+                               np.einsum("bij,bkj->bki", a, b), rtol=1e-12, atol=1e-12)
+    if not kernel_smm_max_n(np.float64):
+        assert "smm:" not in text
+        return
+    assert "smm:" in text, text
+    assert "B, whose n is not unit-stride, is gathered per GEMM" in text, text
+    assert "A, B and C are read in place" not in text, text

@@ -25,6 +25,18 @@ _NO_PACK = {
             "8 rows of C per register tile (masked last vector); packing A would cost as "
             "much as the arithmetic it feeds"),
 }
+# smm with B's n not unit-stride ('bik,bjk->bij'): ep_smm.c gathers B
+_SMM_GATHERED_B = ("gathered per GEMM into k rows of n (its n is not unit-stride), "
+                   "an L1 / L2-sized buffer")
+_SMM_GATHERED_PATH = ("so A and C are read in place and B, whose n is not unit-stride, is "
+                      "gathered per GEMM into k rows of n")
+
+
+def _smm_gathers_b(step) -> bool:
+    """The smm path gathers a real B whose n axis is not unit-stride."""
+    return step.n.extent > 1 and len(step.n.axes) == 1 and step.n.axes[0].strides[0] != 1
+
+
 # the threads' loop by the names of BLIS's loops (ic over MC blocks of m,
 # jr over NR panels of n)
 _LOOP_WORD = {ParallelLoop.NONE: "none", ParallelLoop.BATCH: "batch", ParallelLoop.M: "ic",
@@ -202,6 +214,9 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
     if sched.path in _NO_PACK:
         pack_a, path = _NO_PACK[sched.path]
         pack_b, tile = pack_a, (None,) * 5
+        if sched.path == KernelPath.SMM and not step.complex_mode and _smm_gathers_b(step):
+            pack_b = _SMM_GATHERED_B
+            path = path.replace("so A, B and C are read in place", _SMM_GATHERED_PATH)
     else:
         path, tile = _PACKED_PATH, (sched.mr, sched.nr, sched.mc, sched.kc, sched.nc)
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
