@@ -49,6 +49,86 @@ static ep_dim_t ep_claim_mblock(ep_shared_t *sh, int tid, int nt,
     ((sh)->direct_b && (sh)->nbs_b[jp] == 1 && (sh)->ks_b != EP_IRREGULAR && \
      ((jp) + 1) * (NR) <= (nc))
 
+// The next GEMM of a batch a thread runs, fetched into L2 while this one
+// computes: its A and B blocks as byte ranges, a few lines asked for before
+// each C tile.  The hardware prefetchers do not follow the packing from one
+// batch index's blocks to the next, so packing them waited on L3 or memory:
+// Zen 4 guest, 1 thread, 'bij,bjk->bik' (64,96,96) c64, 5.28 ms, of which
+// the micro-kernel (~120 GFLOP/s) 71%, packing B 8.9% and A 8.6%.
+typedef struct {
+    const char *next[2], *end[2];   // A's range, B's range
+    ep_dim_t per_tile;              // lines per C tile
+} ep_ahead_t;
+
+// Blocks up to half of L2 in all are fetched ahead (the packed blocks of
+// the GEMM in flight stay beside them), and only blocks whose span is at
+// most twice their elements' bytes (dense, not a strided walk of lines
+// mostly not read).
+static size_t ep_ahead_max_bytes(void)
+{
+    static ep_dim_t l2 = -1;           // the same value from any thread
+    if (l2 < 0) {
+        ep_dim_t l1, v, l3;
+        ep_cache_sizes(&l1, &v, &l3);
+        l2 = v > 0 ? v : 512 << 10;
+    }
+    return (size_t)l2 / 2;
+}
+
+static inline void ep_ahead_step(ep_ahead_t *ah)
+{
+    if (!ah) return;
+    ep_dim_t n = ah->per_tile;
+    for (int r = 0; r < 2; r++)
+        for (; n > 0 && ah->next[r] < ah->end[r]; n--, ah->next[r] += 64)
+            __builtin_prefetch(ah->next[r], 0, 2);
+}
+
+// [lo, hi) in elements of the block one operand's two role groups (x, y)
+// span from offset `off`; returns the number of elements in the block.
+static ep_dim_t ep_block_span(const ep_group_t *x, int ox, const ep_group_t *y,
+                              int oy, ep_inc_t off, ep_inc_t *lo, ep_inc_t *hi)
+{
+    ep_dim_t n = 1;
+    *lo = *hi = off;
+    const ep_group_t *g[2] = {x, y};
+    int op[2] = {ox, oy};
+    for (int q = 0; q < 2; q++)
+        for (int a = 0; a < g[q]->ndim; a++) {
+            ep_inc_t r = (ep_inc_t)(g[q]->extent[a] - 1) * g[q]->stride[op[q]][a];
+            if (r < 0) *lo += r; else *hi += r;
+            n *= g[q]->extent[a];
+        }
+    *hi += 1;
+    return n;
+}
+
+// Sets *ah to fetch batch index bi's A and B over the GEMM's C tiles, or
+// returns NULL when there is none or its blocks are not worth it.
+static ep_ahead_t *ep_ahead_plan(const ep_gemm_desc_t *d, const ep_schedule_t *sc,
+                                 ep_dim_t bi, ep_ahead_t *ah)
+{
+    if (bi < 0 || bi >= sc->NB || d->b_packed) return NULL;
+    const ep_groups_t *g = d->g;
+    size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
+    ep_inc_t oa, ob, oc, alo, ahi, blo, bhi;
+    ep_batch_offsets(&g->batch, bi, &oa, &ob, &oc);
+    ep_dim_t na = ep_block_span(&g->m, EP_M_A, &g->k, EP_K_A, oa, &alo, &ahi);
+    ep_dim_t nb = ep_block_span(&g->n, EP_N_B, &g->k, EP_K_B, ob, &blo, &bhi);
+    if (ahi - alo > 2 * na || bhi - blo > 2 * nb ||
+        (size_t)(ahi - alo + bhi - blo) * es > ep_ahead_max_bytes())
+        return NULL;
+    ah->next[0] = (const char *)d->a + alo * (ep_inc_t)es;
+    ah->end[0] = (const char *)d->a + ahi * (ep_inc_t)es;
+    ah->next[1] = (const char *)d->b + blo * (ep_inc_t)es;
+    ah->end[1] = (const char *)d->b + bhi * (ep_inc_t)es;
+    ep_dim_t lines = (ep_dim_t)((size_t)(ahi - alo + bhi - blo) * es / 64) + 2;
+    ep_dim_t tiles = (sc->M + sc->bk.mr - 1) / sc->bk.mr * ((sc->N + sc->bk.nr - 1) / sc->bk.nr) *
+                     ((sc->K + sc->bk.kc - 1) / (sc->bk.kc > 0 ? sc->bk.kc : 1));
+    ah->per_tile = lines / (tiles > 0 ? tiles : 1) + 1;
+    return ah;
+}
+
 #define T float
 #define EP_PFX(x) ep_s##x
 #define UKR_FIELD sgemm
@@ -80,23 +160,25 @@ static ep_dim_t ep_claim_mblock(ep_shared_t *sh, int tid, int nt,
 #undef NARROW_FN
 
 // One batch index: the GEMM on the matrices at offsets (oa, ob, oc).
+// `ah`: the next GEMM's blocks to fetch meanwhile, or NULL.
 static void ep_gemm_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        const ep_blocking_t *bk, ep_shared_t *sh,
                        ep_thread_bufs_t *tb, ep_dim_t bi, ep_inc_t oa,
-                       ep_inc_t ob, ep_inc_t oc, int tid, int nt, int split_m)
+                       ep_inc_t ob, ep_inc_t oc, int tid, int nt, int split_m,
+                       ep_ahead_t *ah)
 {
     if (d->dtype == EP_FLOAT32) {
         float *c = (float *)d->c + oc;
         if (sh->K == 0) { if (tid == 0) ep_sscale_c(d, sh, tb, c); return; }
         const float *bpre = d->b_packed ? (const float *)d->b_packed + sh->packed_b_per * bi : NULL;
         ep_sgemm_blocked(d, u, bk, sh, tb, (const float *)d->a + oa,
-                         (const float *)d->b + ob, bpre, c, tid, nt, split_m);
+                         (const float *)d->b + ob, bpre, c, tid, nt, split_m, ah);
     } else {
         double *c = (double *)d->c + oc;
         if (sh->K == 0) { if (tid == 0) ep_dscale_c(d, sh, tb, c); return; }
         const double *bpre = d->b_packed ? (const double *)d->b_packed + sh->packed_b_per * bi : NULL;
         ep_dgemm_blocked(d, u, bk, sh, tb, (const double *)d->a + oa,
-                         (const double *)d->b + ob, bpre, c, tid, nt, split_m);
+                         (const double *)d->b + ob, bpre, c, tid, nt, split_m, ah);
     }
 }
 
@@ -124,8 +206,10 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
         if (!ep_carve(&bk, esize, bk.mc, kc, nc, &tb, &sh_all)) return EP_ERR_NOMEM;
         for (ep_dim_t bi = 0; bi < NB; bi++) {
             ep_inc_t oa, ob, oc;
+            ep_ahead_t ah;
             ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
-            ep_gemm_at(d, u, &bk, &sh_all, &tb, bi, oa, ob, oc, 0, 1, 0);
+            ep_gemm_at(d, u, &bk, &sh_all, &tb, bi, oa, ob, oc, 0, 1, 0,
+                       ep_ahead_plan(d, sc, bi + 1, &ah));
         }
         return EP_OK;
     }
@@ -149,17 +233,25 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
                 // GEMMs are claimed one at a time, so a thread that shares
                 // its CPU with another busy thread runs fewer of them; each
                 // GEMM is one thread's whole, so results do not depend on
-                // which thread ran it
-                for (;;) {
-                    ep_dim_t bi;
+                // which thread ran it.  A thread claims its next GEMM before
+                // it runs one, to fetch that one's blocks meanwhile.
+                ep_dim_t bi;
 #ifdef _OPENMP
 #pragma omp atomic capture
 #endif
-                    bi = next_batch++;
-                    if (bi >= NB) break;
+                bi = next_batch++;
+                while (bi < NB) {
+                    ep_dim_t nxt;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+                    nxt = next_batch++;
                     ep_inc_t oa, ob, oc;
+                    ep_ahead_t ah;
                     ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
-                    ep_gemm_at(d, u, &bk, &sh, &tb, bi, oa, ob, oc, 0, 1, 0);
+                    ep_gemm_at(d, u, &bk, &sh, &tb, bi, oa, ob, oc, 0, 1, 0,
+                               ep_ahead_plan(d, sc, nxt, &ah));
+                    bi = nxt;
                 }
             }
         } else {
@@ -184,7 +276,7 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
                     ep_inc_t oa, ob, oc;
                     ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
                     ep_gemm_at(d, u, &bk, &sh_all, &tb, bi, oa, ob, oc, tid, ntr,
-                               split_m);
+                               split_m, NULL);
                     EP_BARRIER(ntr);
                 }
             }

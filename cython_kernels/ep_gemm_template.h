@@ -9,11 +9,12 @@
 // of m's MC blocks when the schedule split m (`split_m`), else of n's NR
 // panels.  Each thread computes whole C tiles with the same k order
 // whatever nt is, so results are bitwise identical for any thread count.
+// `ah`: the next GEMM's blocks, fetched a few lines per C tile, or NULL.
 static void EP_PFX(gemm_blocked)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                                  const ep_blocking_t *bk, ep_shared_t *sh,
                                  ep_thread_bufs_t *tb, const T *a, const T *b,
                                  const T *bpre, T *c, int tid, int nt,
-                                 int split_m)
+                                 int split_m, ep_ahead_t *ah)
 {
     const int MR = bk->mr, NR = bk->nr;
     const ep_dim_t M = sh->M, N = sh->N, K = sh->K;
@@ -90,7 +91,7 @@ static void EP_PFX(gemm_blocked)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                                sh->koff_a, sh->ks_a, 0, mpanel, ap);
 
                 EP_PFX(macro_kernel)(u, sh, tb, MR, NR, mc, nc, kc, jr0, jr1,
-                                     ap, bp, b, c, alpha, beta_pc);
+                                     ap, bp, b, c, alpha, beta_pc, ah);
             }
             EP_BARRIER(nt);   // B panel and k offsets are reused next pc
         }

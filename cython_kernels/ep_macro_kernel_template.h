@@ -80,13 +80,14 @@ static inline __attribute__((always_inline)) void EP_PFX(macro_tile)(
 
 // Panels jr0 .. jr1 of B against the whole packed block of A (rows ic ..
 // ic + mc of C, whose offsets are in tb); `b` is B itself, read in place
-// where sh->direct_b says; `c` is C at the batch index.
+// where sh->direct_b says; `c` is C at the batch index; `ah`: the next
+// GEMM's blocks, a few lines fetched before each tile (or NULL).
 static void EP_PFX(macro_kernel)(const ep_ukr_set_t *u, const ep_shared_t *sh,
                                  const ep_thread_bufs_t *tb, int MR, int NR,
                                  ep_dim_t mc, ep_dim_t nc, ep_dim_t kc,
                                  ep_dim_t jr0, ep_dim_t jr1, const T *ap,
                                  const T *bp, const T *b, T *c, T alpha,
-                                 T beta)
+                                 T beta, ep_ahead_t *ah)
 {
     ep_dim_t mpanel = (mc + MR - 1) / MR;
     ep_inc_t ldb;
@@ -101,6 +102,7 @@ static void EP_PFX(macro_kernel)(const ep_ukr_set_t *u, const ep_shared_t *sh,
             for (ep_dim_t ir = 0; ir < mpanel; ir++)
                 for (ep_dim_t jr = js; jr < je; jr++) {
                     const T *bpj = EP_PFX(b_panel)(sh, NR, nc, kc, jr, jr0, bp, b, &ldb);
+                    ep_ahead_step(ah);
                     EP_PFX(macro_tile)(u, sh, tb, MR, NR, mc, nc, kc, jr, ir, ap,
                                        bpj, ldb, c, alpha, beta, NULL);
                 }
@@ -120,6 +122,7 @@ static void EP_PFX(macro_kernel)(const ep_ukr_set_t *u, const ep_shared_t *sh,
         for (ep_dim_t ir = 0; ir < mpanel; ir++) {  // ir: MR of m
             const char *pf = b_next && (size_t)ir * slice < next_bytes
                                  ? b_next + (size_t)ir * slice : NULL;
+            ep_ahead_step(ah);
             EP_PFX(macro_tile)(u, sh, tb, MR, NR, mc, nc, kc, jr, ir, ap, bpj, ldb,
                                c, alpha, beta, pf);
         }
