@@ -25,22 +25,26 @@ static void EP_PFX(gemm_blocked)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     for (ep_dim_t jc = 0; jc < N; jc += bk->nc) {          // jc: NC of n (L3)
         ep_dim_t nc = N - jc < bk->nc ? N - jc : bk->nc;
         ep_dim_t npanel = (nc + NR - 1) / NR;
-        if (tid == 0) {
+        if (tid == 0 && sh->n_at != jc) {
             ep_scatter(&d->g->n, EP_N_B, jc, nc, sh->noff_b);
             ep_scatter(&d->g->n, EP_N_C, jc, nc, sh->noff_c);
             ep_block_strides(sh->noff_b, nc, NR, sh->nbs_b);
             ep_block_strides(sh->noff_c, nc, NR, sh->nbs_c);
+            sh->n_at = jc;
         }
         for (ep_dim_t pc = 0; pc < K; pc += bk->kc) {      // pc: KC of k
             ep_dim_t kc = K - pc < bk->kc ? K - pc : bk->kc;
             T beta_pc = pc == 0 ? beta : (T)1;             // later blocks add
             if (tid == 0) {
-                ep_scatter(&d->g->k, EP_K_A, pc, kc, sh->koff_a);
-                ep_scatter(&d->g->k, EP_K_B, pc, kc, sh->koff_b);
+                if (sh->k_at != pc) {
+                    ep_scatter(&d->g->k, EP_K_A, pc, kc, sh->koff_a);
+                    ep_scatter(&d->g->k, EP_K_B, pc, kc, sh->koff_b);
+                    sh->ks_a = ep_regular_stride(sh->koff_a, kc);
+                    sh->ks_b = ep_regular_stride(sh->koff_b, kc);
+                    sh->k_at = pc;
+                }
                 for (int t = 0; t < nt && t < EP_MBLOCK_COUNTERS; t++)
                     sh->mblocks[t].taken = 0;   // read after the barriers below
-                sh->ks_a = ep_regular_stride(sh->koff_a, kc);
-                sh->ks_b = ep_regular_stride(sh->koff_b, kc);
             }
             EP_BARRIER(nt);
             // prepacked B: this block's panel, in ep_pack_b_all's order
@@ -83,10 +87,13 @@ static void EP_PFX(gemm_blocked)(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                 ep_dim_t mc = ic_end - ic;
                 if (mc <= 0) continue;
                 ep_dim_t mpanel = (mc + MR - 1) / MR;
-                ep_scatter(&d->g->m, EP_M_A, ic, mc, tb->moff_a);
-                ep_scatter(&d->g->m, EP_M_C, ic, mc, tb->moff_c);
-                ep_block_strides(tb->moff_a, mc, MR, tb->mbs_a);
-                ep_block_strides(tb->moff_c, mc, MR, tb->mbs_c);
+                if (tb->m_at != ic) {
+                    ep_scatter(&d->g->m, EP_M_A, ic, mc, tb->moff_a);
+                    ep_scatter(&d->g->m, EP_M_C, ic, mc, tb->moff_c);
+                    ep_block_strides(tb->moff_a, mc, MR, tb->mbs_a);
+                    ep_block_strides(tb->moff_c, mc, MR, tb->mbs_c);
+                    tb->m_at = ic;
+                }
                 EP_PFX(pack_a)(MR, mc, kc, a, tb->moff_a, tb->mbs_a,
                                sh->koff_a, sh->ks_a, 0, mpanel, ap);
 

@@ -41,6 +41,7 @@ int ep_carve(const ep_blocking_t *bk, size_t esize, ep_dim_t mc, ep_dim_t kc,
     tb->moff_a = (ep_inc_t *)w;         tb->moff_c = tb->moff_a + mc;
     w += EP_ALIGN((size_t)mc * 2 * sizeof(ep_inc_t));
     tb->mbs_a = (ep_inc_t *)w;          tb->mbs_c = tb->mbs_a + nmp;
+    tb->m_at = -1;
     w += EP_ALIGN(nmp * 2 * sizeof(ep_inc_t));
     if (sh) {
         sh->bpack = w;                  w += b_bytes;
@@ -49,6 +50,7 @@ int ep_carve(const ep_blocking_t *bk, size_t esize, ep_dim_t mc, ep_dim_t kc,
         sh->nbs_b = (ep_inc_t *)w;      sh->nbs_c = sh->nbs_b + nnp;
         w += EP_ALIGN(nnp * 2 * sizeof(ep_inc_t));
         sh->koff_a = (ep_inc_t *)w;     sh->koff_b = sh->koff_a + kc;
+        sh->n_at = sh->k_at = -1;
     }
     return 1;
 }

@@ -20,6 +20,9 @@ typedef struct {
     int b_by_panel;      // 1m, m small: the EP_CPLX_* flags of a B packed
                          // one panel at a time in the macro-kernel; else 0
     ep_dim_t packed_b_per;   // elements per batch index of prepacked B
+    // the jc / pc whose offsets noff_* / koff_* hold (-1: none yet): the
+    // GEMMs of a batch share them, so each is scattered once per call
+    ep_dim_t n_at, k_at;
     // MC blocks of m taken so far from each thread's own range (one cache
     // line each): see ep_claim_mblock in ep_gemm.c
     struct { ep_dim_t taken; char pad[64 - sizeof(ep_dim_t)]; }
@@ -30,6 +33,7 @@ typedef struct {
 typedef struct {
     void *apack;
     ep_inc_t *moff_a, *moff_c, *mbs_a, *mbs_c;
+    ep_dim_t m_at;       // the ic whose offsets moff_* / mbs_* hold (-1: none)
 } ep_thread_bufs_t;
 
 // This thread's workspace as one buffer of at least `bytes` (64-byte
