@@ -67,13 +67,9 @@ typedef struct {
 // mostly not read).
 static size_t ep_ahead_max_bytes(void)
 {
-    static ep_dim_t l2 = -1;           // the same value from any thread
-    if (l2 < 0) {
-        ep_dim_t l1, v, l3;
-        ep_cache_sizes(&l1, &v, &l3);
-        l2 = v > 0 ? v : 512 << 10;
-    }
-    return (size_t)l2 / 2;
+    ep_dim_t l1, l2, l3;               // read once per process (ep_cpu.c)
+    ep_cache_sizes(&l1, &l2, &l3);
+    return (size_t)(l2 > 0 ? l2 : 512 << 10) / 2;
 }
 
 static inline void ep_ahead_step(ep_ahead_t *ah)

@@ -84,13 +84,9 @@ static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
 // This core's L1d (32 KB where the caches are not known).
 static ep_dim_t ep_l1d_bytes(void)
 {
-    static ep_dim_t l1d = -1;          // the same value from any thread
-    if (l1d < 0) {
-        ep_dim_t l2, l3, v;
-        ep_cache_sizes(&v, &l2, &l3);
-        l1d = v > 0 ? v : 32 << 10;
-    }
-    return l1d;
+    ep_dim_t l1d, l2, l3;              // read once per process (ep_cpu.c)
+    ep_cache_sizes(&l1d, &l2, &l3);
+    return l1d > 0 ? l1d : 32 << 10;
 }
 
 // A complex (1m) call on the smm path gathers A's rows into the thread's
