@@ -16,20 +16,21 @@ from .schema import (ComplexMethod, Kernel, LoopAlternative, Merge, NotMerged, P
 # real GEMMs per GEMM: '' real, 'cc' real/imag float views, '1m' one doubled GEMM
 _N_REAL_GEMMS = {"": 1, "cc": 4, "1m": 1}
 _PACKED_PATH = "packed: BLIS five loops around the MR x NR micro-kernel"
+_SMM_PATH = ("smm: n is narrow (at most 8 vectors), so {reads}, up to 8 rows of C per "
+             "register tile (masked last vector); packing A would cost as much as the "
+             "arithmetic it feeds")
 _NO_PACK = {
     KernelPath.GEMV: ("not packed (no-pack GEMV path)",
              "gemv: m or n is 1, every matrix element is used once, so nothing is packed "
              "(dot / axpy loops through the strides)"),
     KernelPath.SMM: ("not packed (small in-place path)",
-            "smm: n is narrow (at most 8 vectors), so A, B and C are read in place, up to "
-            "8 rows of C per register tile (masked last vector); packing A would cost as "
-            "much as the arithmetic it feeds"),
+                     _SMM_PATH.format(reads="A, B and C are read in place")),
 }
 # smm with B's n not unit-stride ('bik,bjk->bij'): ep_smm.c gathers B
-_SMM_GATHERED_B = ("gathered per GEMM into k rows of n (its n is not unit-stride), "
-                   "an L1 / L2-sized buffer")
-_SMM_GATHERED_PATH = ("so A and C are read in place and B, whose n is not unit-stride, is "
-                      "gathered per GEMM into k rows of n")
+_SMM_GATHERED = (
+    "gathered per GEMM into k rows of n (its n is not unit-stride), an L1 / L2-sized buffer",
+    _SMM_PATH.format(reads="A and C are read in place and B, whose n is not unit-stride, "
+                           "is gathered per GEMM into k rows of n"))
 
 
 def _smm_gathers_b(step) -> bool:
@@ -215,8 +216,7 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
         pack_a, path = _NO_PACK[sched.path]
         pack_b, tile = pack_a, (None,) * 5
         if sched.path == KernelPath.SMM and not step.complex_mode and _smm_gathers_b(step):
-            pack_b = _SMM_GATHERED_B
-            path = path.replace("so A, B and C are read in place", _SMM_GATHERED_PATH)
+            pack_b, path = _SMM_GATHERED
     else:
         path, tile = _PACKED_PATH, (sched.mr, sched.nr, sched.mc, sched.kc, sched.nc)
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
