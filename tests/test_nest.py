@@ -547,6 +547,29 @@ def test_short_outer_rows_run_in_periods(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_short_shared_row_at_a_stride_is_gathered_once(isa, dtype, one_thread):
+    """An outer product whose shared row x is short and strided (A in F
+    order: 'bij,bkj->bki' (7,6,1) x (7,65502,1), i of A at stride 7) gathers
+    x once into a contiguous row, then runs as a contiguous one: rows of
+    every length up to 16, x at strides 2, 7 and -3, output rows end to end
+    and apart (another kernel takes those), written once then added to."""
+    rng = np.random.default_rng(41)
+    for n in (1, 3, 6, 8, 9, 16):
+        for R in (16, 61):
+            y = _rand(rng, (R,), dtype)
+            for sx in (2, 7, -3):
+                xw = _rand(rng, (abs(sx) * n,), dtype)
+                x = xw[::sx] if sx > 0 else xw[::sx][:n]
+                want = y[:, None] * x[None, :]
+                for ow in (n, n + 5):
+                    o = np.full((R, ow), np.nan, dtype)
+                    _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, 0, 1, ow), (n, sx, 0, 1)])(
+                        (x, y), o, isa=isa)
+                    np.testing.assert_array_equal(o[:, :n], want + want)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
     """Tiles of two inputs crossed in their unit strides (x unit along the
     row, y unit along the loop around it) run the transposing kernel, y read
@@ -1633,6 +1656,20 @@ def test_a_loop_at_unit_stride_for_a_far_strided_operand_goes_around_the_row():
     assert [lp["labels"] for lp in st["nest"]["loops"]] == ["b", "c", "a"], st["nest"]
     assert st["nest"]["tile"], st["nest"]
     _close(einplan.einsum("abc,abc->", a, b), np.einsum("abc,abc->", a, b), "float64", a.size)
+
+
+def test_a_far_strided_operand_in_l2_keeps_its_loop_outside():
+    """An operand the row strides far that stays in L2 is re-read from there:
+    the loop at its unit stride does not go around the row ('bij,bkj->bki'
+    (7,6,1) F x (7,65502,1) f64: b around the row i, in 7 x 6 tiles, 5.5 ms;
+    b outside k, rows of 6 end to end, 0.7 ms, numpy 3.6)."""
+    rng = np.random.default_rng(67)
+    a = np.asfortranarray(rng.standard_normal((7, 6, 1)))
+    b = rng.standard_normal((7, 65502, 1))
+    (st,) = einplan.explain("bij,bkj->bki", a, b).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]] == ["b", "k", "i"], st["nest"]
+    np.testing.assert_array_equal(einplan.einsum("bij,bkj->bki", a, b),
+                                  np.einsum("bij,bkj->bki", a, b))
 
 
 def test_a_row_of_few_elements_a_page_is_not_the_row_beyond_l2():
