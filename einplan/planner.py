@@ -615,7 +615,10 @@ def _relayout_or(plan, b, views, dtype, out_eff) -> Plan:
     lines or in small tiles for every pass of the outer loop; a small
     operand (at most RELAYOUT_BYTES, re-read from cache) re-used over a
     large one is worth one cache-blocked permutation copy (ep_copy), after
-    which both run contiguous rows."""
+    which both run contiguous rows.  So is one already in that order but
+    strided along the large one's unit stride, its rows read anew for every
+    row of the large one ('bij,bkj->bki' with B[..., ::2], re-read for every
+    i: two lanes at a time, 0.8x numpy; contiguous, 1.26x)."""
     step = plan.steps[0]
     if len(views) != 2 or not isinstance(step, NestStep) or step.ctile:
         return plan
@@ -634,7 +637,11 @@ def _relayout_or(plan, b, views, dtype, out_eff) -> Plan:
     mem = sorted(range(len(y.labels)),
                  key=lambda i: (y.labels[i] in xs, -xs.get(y.labels[i], 0)))
     now = sorted(range(len(y.labels)), key=lambda i: -abs(y.strides[i]))
-    if mem == now:
+    # one in that order is read in place, unless it is strided along the
+    # row and moves along the loop around it (constant there, the nest
+    # gathers its row once per pass of that loop)
+    around = step.loops[-2].strides[small] if len(step.loops) >= 2 else 0
+    if mem == now and (abs(y.strides[mem[-1]]) == 1 or around == 0):
         return plan
     buf = Buffer(tuple(sizes[c] for c in y.labels), tuple(mem))
     dst = b.new_slot()

@@ -564,6 +564,27 @@ def test_small_permuted_operand_relaid_out_once(dtype):
     assert len(plan_for("abcd,dcb->a", A[:2, :4], B[:, :, :4]).steps) == 1
 
 
+def test_small_operand_strided_along_the_row_made_contiguous_once():
+    """A small operand in the large one's axis order but at stride 2 along
+    its unit stride, read anew for every row of the large one ('bij,bkj->bki'
+    (520,714,25) with A's i outermost and B[..., ::2]: the loop around the row
+    moves B too), is copied once into a dense buffer, then one nest runs
+    contiguous rows; one constant along the loop around the row is read in
+    place (the nest gathers its row once: 'bij,bj->bi')."""
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((714, 520, 25)).transpose(1, 0, 2)
+    B = rng.standard_normal((520, 1, 50))[..., ::2]
+    copy, nest = plan_for("bij,bkj->bki", A, B).steps
+    assert isinstance(copy, ReduceStep) and copy.kind is KernelKind.COPY and copy.src == 1
+    assert isinstance(nest, NestStep) and nest.row == "sum/contig"
+    np.testing.assert_allclose(einplan.einsum("bij,bkj->bki", A, B),
+                               np.einsum("bij,bkj->bki", A, B), rtol=1e-12, atol=1e-12)
+    assert "relaid out" in str(einplan.explain("bij,bkj->bki", A, B))
+    A2 = np.empty((300, 200, 48))
+    B2 = np.empty((300, 96))[:, ::2]
+    assert len(plan_for("bij,bj->bi", A2, B2).steps) == 1
+
+
 def test_row_across_pages_of_a_large_operand_is_priced_as_lines_at_latency():
     """'abc,cb->a' (105,16972,7) f64 with B (7,16972) sliced: a nest that
     runs 'a' (a page apart in A) as its row waits for memory at every line;
