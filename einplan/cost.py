@@ -78,8 +78,18 @@ def nest_seconds(step: NestStep, dtype) -> float:
         return STEP_S
     total = math.prod(e for e, _ in loops)
     footprint = sum(operand_bytes(loops, item))
+    walked = loops
+    if 0 < step.block < loops[-1][0] and loops[-1][1][-1] == 0:
+        # a summed row in blocks, the block loop outermost: what the loops
+        # around the row re-read is one block ('ij,jk->ik' (2,201873) x F
+        # (201873,73): A's rows re-read per k from cache, not memory).  (A
+        # kept row's block is re-written per outer loop, in L1: work the
+        # row time does not price, so its traffic stays the unblocked one.)
+        e, st = loops[-1]
+        walked = ([(-(-e // step.block), tuple(s * step.block for s in st))] + loops[:-1]
+                  + [(step.block, st)])
     # the small-edge kernel holds the output over its short loop in registers
-    t_mem = traffic(loops, item, held=1 if step.short else 0) / _bandwidth(footprint)
+    t_mem = traffic(walked, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]
     rows = total / row_n
     folded = 0

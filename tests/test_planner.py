@@ -161,6 +161,25 @@ def test_a_short_k_step_of_a_path_is_priced_on_both_engines():
                                np.einsum("ij,j,jk->ik", a, v, w), rtol=1e-4, atol=1e-4)
 
 
+def test_a_summed_row_in_blocks_is_priced_by_what_one_block_re_reads():
+    """'ij,jk,kl->il' (2,201873) x F (201873,73) x (73,4) f64: contracting
+    A with B first is 146 dots of 201873 in one nest, the row j in blocks
+    with the block loop outermost, so A's two rows are re-read per k from
+    cache (5.4 ms, numpy 8.5); priced as if they came from memory each time,
+    the smm GEMM of B and C first won (B read 73 columns at a time, 13.4 ms)."""
+    from einplan.cost import nest_seconds
+    from dataclasses import replace
+    A = np.empty((2, 201873))
+    B = np.asfortranarray(np.empty((201873, 73)))
+    C = np.empty((73, 4))
+    plan = plan_for("ij,jk,kl->il", A, B, C)
+    assert plan.path == ((0, 1), (0, 1)), plan.path
+    first = plan.steps[0]
+    assert isinstance(first, NestStep) and 0 < first.block < 201873, first
+    assert nest_seconds(first, np.float64) < 0.7 * nest_seconds(replace(first, block=0),
+                                                               np.float64)
+
+
 def test_a_thin_step_of_two_edges_of_three_or_more_is_priced_on_both_engines():
     # 'ij,jk,kl,lm->im' (9, 293965) F x (293965, 3) x (3, 3) x (3, 10660)
     # f64: the first step, m = 9, n = 3 and a long k, ran in the nest with k
