@@ -56,6 +56,12 @@ def l2_bytes() -> int:
 
 
 @functools.lru_cache(maxsize=None)
+def l1_bytes() -> int:
+    """This core's L1 data cache, as the CPU reports it."""
+    return _native.kernel_config()["caches"]["l1d"]
+
+
+@functools.lru_cache(maxsize=None)
 def l2_resident() -> int:
     """Bytes that stay in this core's L2 however they are walked, while
     other data streams past: three quarters of the L2 the CPU reports."""
@@ -447,11 +453,15 @@ def order_loops(table, itemsize):
     # stride: that loop goes right around the row, where the tiles copy the
     # operand along its own unit stride ('abc,abc->' (11170,16,44) F x C
     # f64 with c, op 1's unit stride, outermost: each of its lines re-read
-    # for every c, 44 ms, 0.49x numpy); one that stays in L2 is re-read from
-    # there, and its loop outside keeps the rows long ('bij,bkj->bki' (7,6,1)
-    # F x (7,65502,1) f64: b around the row i, in 7 x 6 tiles, 5.5 ms; b
-    # outside k, 0.7 ms)
-    far = [j for j, s in enumerate(table[row][1][:-1]) if abs(s) > 2 and not resident[j]]
+    # for every c, 44 ms, 0.49x numpy); one that fits in half of L1 is
+    # re-read from there, and its loop outside keeps the rows long
+    # ('bij,bkj->bki' (7,6,1) F x (7,65502,1) f64: b around the row i, in
+    # 7 x 6 tiles, 5.5 ms; b outside k, 0.7 ms).  From L2 a line an element
+    # still costs: 'abcd,bda->c' with a 417 KB B 25 apart along the row
+    # runs 2x faster with d around it, in tiles.
+    far = [j for j, s in enumerate(table[row][1][:-1])
+           if abs(s) > 2 and math.prod(table[c][0] for c in table if table[c][1][j] != 0)
+           * itemsize > l1_bytes() // 2]
     around = [c for c in labels if any(abs(table[c][1][j]) == 1 for j in far)]
     if far and around and labels[-1] not in around:
         labels.remove(around[-1])

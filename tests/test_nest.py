@@ -1658,11 +1658,14 @@ def test_a_loop_at_unit_stride_for_a_far_strided_operand_goes_around_the_row():
     _close(einplan.einsum("abc,abc->", a, b), np.einsum("abc,abc->", a, b), "float64", a.size)
 
 
-def test_a_far_strided_operand_in_l2_keeps_its_loop_outside():
-    """An operand the row strides far that stays in L2 is re-read from there:
-    the loop at its unit stride does not go around the row ('bij,bkj->bki'
-    (7,6,1) F x (7,65502,1) f64: b around the row i, in 7 x 6 tiles, 5.5 ms;
-    b outside k, rows of 6 end to end, 0.7 ms, numpy 3.6)."""
+def test_a_far_strided_operand_in_l1_keeps_its_loop_outside():
+    """An operand the row strides far that fits in half of L1 is re-read
+    from there: the loop at its unit stride does not go around the row
+    ('bij,bkj->bki' (7,6,1) F x (7,65502,1) f64: b around the row i, in
+    7 x 6 tiles, 5.5 ms; b outside k, rows of 6 end to end, 0.7 ms, numpy
+    3.6).  One in L2 still costs a line an element, so its loop goes around
+    the row ('abcd,bda->c' (2084,1,2,25) F x (1,25,2084) F f64, B 417 KB:
+    36 us in tiles, 72 us without)."""
     rng = np.random.default_rng(67)
     a = np.asfortranarray(rng.standard_normal((7, 6, 1)))
     b = rng.standard_normal((7, 65502, 1))
@@ -1670,6 +1673,11 @@ def test_a_far_strided_operand_in_l2_keeps_its_loop_outside():
     assert [lp["labels"] for lp in st["nest"]["loops"]] == ["b", "k", "i"], st["nest"]
     np.testing.assert_array_equal(einplan.einsum("bij,bkj->bki", a, b),
                                   np.einsum("bij,bkj->bki", a, b))
+    a = np.asfortranarray(rng.standard_normal((2084, 1, 2, 25)))
+    b = np.asfortranarray(rng.standard_normal((1, 25, 2084)))
+    (st,) = einplan.explain("abcd,bda->c", a, b).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]][-2:] == ["d", "a"], st["nest"]
+    _close(einplan.einsum("abcd,bda->c", a, b), np.einsum("abcd,bda->c", a, b), "float64", 2084)
 
 
 def test_a_row_of_few_elements_a_page_is_not_the_row_beyond_l2():
