@@ -221,17 +221,15 @@ void EP_PFX(gather_kn)(ep_dim_t N, ep_dim_t K, const T *b, ep_inc_t sn,
                        ep_inc_t sk, T *dst)
 {
     enum { EP_GATHER_MAXN = 256, EP_GATHER_KB = 16 };
+    ep_inc_t rows[EP_GATHER_MAXN];
+    for (ep_dim_t j = 0; j < N && j < EP_GATHER_MAXN; j++) rows[j] = j * sn;
     if (N <= EP_GATHER_MAXN && sk == 1 && EP_PACK_SIMD()) {
-        ep_inc_t rows[EP_GATHER_MAXN];
-        for (ep_dim_t j = 0; j < N; j++) rows[j] = j * sn;
         for (ep_dim_t p = 0; p < K; p += EP_GATHER_KB)
             EP_PFX(pack_t)((int)N, (int)N, K - p < EP_GATHER_KB ? K - p : EP_GATHER_KB,
                            b + p, rows, dst + p * N);
         return;
     }
     if (N <= EP_GATHER_MAXN && EP_PFX(pack_compacts)((int)N, sk)) {
-        ep_inc_t rows[EP_GATHER_MAXN];
-        for (ep_dim_t j = 0; j < N; j++) rows[j] = j * sn;
         EP_PFX(pack_t_strided)((int)N, (int)N, K, b, rows, sk, dst);
         return;
     }

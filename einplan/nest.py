@@ -430,8 +430,10 @@ def order_loops(table, itemsize):
     if not labels:
         return labels
     nops = len(next(iter(table.values()))[1])
-    resident = [math.prod(table[c][0] for c in table if table[c][1][j] != 0) * itemsize
-                <= l2_resident() for j in range(nops)]
+    # each operand's bytes: the extents of the loops it moves along
+    held = [math.prod(table[c][0] for c in table if table[c][1][j] != 0) * itemsize
+            for j in range(nops)]
+    resident = [h <= l2_resident() for h in held]
     row = min(reversed(labels),
               key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident))
     labels.remove(row)
@@ -459,9 +461,7 @@ def order_loops(table, itemsize):
     # 7 x 6 tiles, 5.5 ms; b outside k, 0.7 ms).  From L2 a line an element
     # still costs: 'abcd,bda->c' with a 417 KB B 25 apart along the row
     # runs 2x faster with d around it, in tiles.
-    far = [j for j, s in enumerate(table[row][1][:-1])
-           if abs(s) > 2 and math.prod(table[c][0] for c in table if table[c][1][j] != 0)
-           * itemsize > l1_bytes() // 2]
+    far = [j for j, s in enumerate(table[row][1][:-1]) if abs(s) > 2 and held[j] > l1_bytes() // 2]
     around = [c for c in labels if any(abs(table[c][1][j]) == 1 for j in far)]
     if far and around and labels[-1] not in around:
         labels.remove(around[-1])
