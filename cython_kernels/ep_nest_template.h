@@ -2858,6 +2858,31 @@ NT_FN void NT(rows_short_vec)(int nm, const T *const *p, ep_dim_t n, const ep_in
 // apart)
 NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                          const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, ep_inc_t sor,
+                         int first, int nf, const T *const *f, const ep_inc_t *fs, int seq);
+
+#if !CPX
+// One short row x (n <= 16, stride sx), the same for every row: gathered
+// once, so the kernels for contiguous rows take it ('bij,bkj->bki' (7,6,1)
+// F x (7,65502,1) f64, i of A at stride 7: 2.4 ns an element in rows_prod's
+// plain loop, 0.3 in periods).  Its own function, so rows_prod's frame and
+// its plain loop stay as they are ('iij->j' (1144,1144,3) f32: 5.3 us, 6.9
+// with the buffer in rows_prod).
+__attribute__((noinline)) NT_FN void
+NT(rows_prod_gathered)(const T *x, ep_inc_t sx, ep_dim_t n, const ep_inc_t *rs, ep_dim_t R,
+                       T *o, ep_inc_t so, ep_inc_t sor, int first, int nf,
+                       const T *const *f, const ep_inc_t *fs, int seq)
+{
+    T row[16];
+    for (ep_dim_t i = 0; i < n; i++)
+        row[i] = x[i * sx];
+    const T *rp = row;
+    const ep_inc_t one = 1;
+    NT(rows_prod)(1, &rp, &one, n, rs, R, o, so, sor, first, nf, f, fs, seq);
+}
+#endif
+
+NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, ep_inc_t sor,
                          int first, int nf, const T *const *f, const ep_inc_t *fs, int seq)
 {
     const T *q[EP_NEST_MAXIN];
@@ -2873,16 +2898,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #endif
 #if !CPX
     if (nm == 1 && rs[0] == 0 && s[0] != 1 && n <= 16 && R >= 2 * VL) {
-        // one short row, strided, the same for every row: gathered once, so
-        // the kernels for contiguous rows take it ('bij,bkj->bki' (7,6,1) F
-        // x (7,65502,1) f64, i of A at stride 7: 2.4 ns an element in the
-        // plain loop below, 0.3 in periods)
-        T row[16];
-        for (ep_dim_t i = 0; i < n; i++)
-            row[i] = p[0][i * s[0]];
-        const T *rp = row;
-        const ep_inc_t one = 1;
-        NT(rows_prod)(1, &rp, &one, n, rs, R, o, so, sor, first, nf, f, fs, seq);
+        NT(rows_prod_gathered)(p[0], s[0], n, rs, R, o, so, sor, first, nf, f, fs, seq);
         return;
     }
     if (nm == 1 && nf == 1 && so == 1 && sor == (ep_inc_t)n && rs[0] == 0 && s[0] == 1 &&
