@@ -251,7 +251,7 @@ typedef struct {
     ep_dim_t row_n;                  // elements of the row (of its block)
     int split;                       // the loop shared out (-1: one thread runs all)
     int shortk;                      // the small-edge kernel runs the two innermost loops
-    int ctile;                       // the complex register-tile kernel runs the three
+    int ctile;                       // the register-tile kernel runs the three
     int cx;                          // innermost loops (W, K, V); cx: its input x (the
                                      // one constant along W)
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
@@ -294,15 +294,18 @@ static void ep_short(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
                         first && (r0 == 0 || ro[nin] != 0), c->sbuf);
 }
 
-// The complex register-tile kernel over the three innermost loops W, K, V
-// (see ep_nest_ctile_template.h).
-static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first)
+// The register-tile kernel over the three innermost loops W, K, V
+// (see ep_nest_ctile_template.h); [lo, hi) of V (this thread's part when
+// the threads share V out).
+static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first, ep_dim_t lo,
+                     ep_dim_t hi)
 {
     const ep_nest_desc_t *d = c->d;
     int w = c->inner - 2, k = c->inner - 1, v = c->inner, x = c->cx, y = 1 - c->cx;
-    c->rows->ctile(ptr[x], d->stride[x][k], d->stride[x][v], ptr[y], d->stride[y][w],
-                   d->stride[y][k], d->extent[w], d->extent[k], d->extent[v], ptr[2],
-                   d->stride[2][w], d->stride[2][v], first, c->sbuf);
+    c->rows->ctile(ptr[x] + lo * d->stride[x][v] * c->es, d->stride[x][k], d->stride[x][v],
+                   ptr[y], d->stride[y][w], d->stride[y][k], d->extent[w], d->extent[k],
+                   hi - lo, ptr[2] + lo * d->stride[2][v] * c->es, d->stride[2][w],
+                   d->stride[2][v], first, c->sbuf);
 }
 
 static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_dim_t n, int first)
@@ -426,7 +429,8 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         return;
     }
     if (c->ctile && dpt == c->inner - 2) {
-        ep_ctile(c, ptr, first);
+        if (c->split == c->inner) ep_ctile(c, ptr, first, lo, hi);
+        else ep_ctile(c, ptr, first, 0, d->extent[c->inner]);
         return;
     }
     if (c->shortk && dpt >= c->inner - 2) {
@@ -546,8 +550,8 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->stream = ep_nest_streams(d, isa) ? ep_stream_order() : -1;
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
-    if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->dtype >= EP_NEST_C64 &&
-        d->tile <= 0 && c->split < c->inner - 2) {
+    if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->tile <= 0 &&
+        (c->split < c->inner - 2 || c->split == c->inner)) {
         // the register-tile kernel's shape: x constant along W, y along V,
         // the output along K, every other stride of the three not 0
         int w = c->inner - 2, k = c->inner - 1, v = c->inner;
@@ -564,7 +568,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
         c->shortk = 1;
     }
     *sbuf_n = 0;
-    if (c->ctile) *sbuf_n = c->rows->ctile_buffer() / 2 + 1;
+    if (c->ctile) *sbuf_n = c->rows->ctile_buffer();
     if (d->tile > 0 && d->ndim >= 2 && !c->shortk && !c->ctile) {
         // tiles copy the inputs strided along the row that move by less
         // along the loop around it (but do move: a row shared by every

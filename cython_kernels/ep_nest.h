@@ -45,10 +45,10 @@ typedef struct {
                              // products in registers (the small-edge kernel); the output
                              // must be summed along exactly one of the two, and the
                              // threads' loop must be outside them (else ignored);
-                             // 2: complex, two inputs: the three innermost loops W, K, V
-                             // run in the register-tile kernel (o[w,v] += x[k,v] * y[w,k],
-                             // x constant along W, y along V, the output along K; the
-                             // threads' loop outside them, else ignored)
+                             // 2: two inputs: the three innermost loops W, K, V run in
+                             // the register-tile kernel (o[w,v] += x[k,v] * y[w,k], x
+                             // constant along W, y along V, the output along K; the
+                             // threads' loop outside them or V, else ignored)
     int conj;                // 1: input 0 enters conjugated (numpy.vdot); only for a
                              // complex dot of two inputs over one loop (else invalid)
     int isa;                 // ep_isa_t of the inner loops, -1: the one in use

@@ -1,16 +1,21 @@
-// ep_nest_ctile_template.h -- the nest's complex register-tile kernel for one
-// ISA and one complex dtype; included by ep_nest_template.h (its parameters
-// NT, T, VL, NT_TGT, NT_LD, NT_ST, NT_PAIR_SWAP are set there, CPX is 1).
+// ep_nest_ctile_template.h -- the nest's register-tile kernel for one ISA and
+// one dtype, real or complex; included by ep_nest_template.h (its parameters
+// NT, T, VL, CPX, NT_TGT, NT_LD, NT_ST, NT_PAIR_SWAP are set there).
 //
-// The three innermost loops W, K, V of a complex GEMM with a short edge:
+// The three innermost loops W, K, V of a GEMM with a short edge:
 //     o[w, v] (+)= sum_k x[k, v] * y[w, k]
 // x does not move along W, y not along V, the output not along K.  V runs in
-// vectors (H = VL / 2 complex elements each), W is a short strip of NW
-// columns: an MV-vector x NW tile of the output stays in registers while K
-// streams through both inputs once.  x is copied a block at a time (KB rows
-// of VB elements, padded with zeros to whole vectors) into a buffer that
-// stays in L2, from any strides; y's elements are broadcast from where they
-// lie.  The complex product is deferred-swap: x * yr and x * yi accumulate
+// vectors (H = VL / E elements each, E reals an element), W is a short strip
+// of NW columns: an MV-vector x NW tile of the output stays in registers
+// while K streams through both inputs once.  x is copied a block at a time
+// (KB rows of VB elements, padded with zeros to whole vectors) into a buffer
+// that stays in L2, from any strides -- unit-stride along V and used by one
+// strip of W, only its last, partial tile is, the others read in place; y's
+// elements are broadcast from where they lie.  x is read from memory once
+// and the output written once, where the plain nest re-reads the output once
+// per k (or x once per w): a thin GEMM with x beyond L2 then runs at the
+// speed of its one read of x.
+// The complex product is deferred-swap: x * yr and x * yi accumulate
 // apart (two FMAs per vector, no shuffle in the k loop), one swap and one
 // FMA per accumulator combine them when the tile is stored.
 // The products and sums contract into FMAs where the kernel set has them
@@ -21,13 +26,53 @@
 #else
 #define CT_TGT NT_TGT __attribute__((optimize("fp-contract=fast")))
 #endif
-#define CT_ELEMS 8192        // complex elements of x's block copy (64-128 KB: L2)
+#define CT_ELEMS 8192        // elements of x's block copy (32-128 KB: L2)
 #define CT_VB 128            // longest V run of the block (y re-read per run)
 #define CT_KB 512            // longest K run of the block
+#define CT_E (1 + CPX)       // reals an element
+#define CT_NW (CPX ? 3 : 4)  // W strip: the tile's accumulators fit the 16 registers of avx2
 
 // one MV x NW tile over kb rows of the block b (ldb reals per row): y at
 // (w0, k0), strides in reals; o at (w0, v), strides in reals; nv: the
 // tile's valid elements along V (the rest is padding)
+#if !CPX
+static inline __attribute__((always_inline)) CT_TGT void
+NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw,
+            ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, ep_inc_t ov, ep_dim_t nv, int first)
+{
+    NT(vec) acc[2][CT_NW];
+    for (int m = 0; m < MV; m++)
+        for (int w = 0; w < NW; w++) acc[m][w] = (NT(vec)){0};
+    for (ep_dim_t k = 0; k < kb; k++) {
+        NT(vec) x0 = NT_LD(b + k * ldb), x1 = MV > 1 ? NT_LD(b + k * ldb + VL) : x0;
+        const T *q = y + k * yk;
+        for (int w = 0; w < NW; w++) {
+            NT(vec) bw = q[w * yw] - (NT(vec)){0};
+            acc[0][w] += x0 * bw;
+            if (MV > 1) acc[1][w] += x1 * bw;
+        }
+    }
+    const ep_dim_t full = MV * VL;
+    for (int w = 0; w < NW; w++) {
+        T *d = o + w * ow;
+        if (ov == 1 && nv == full) {
+            for (int m = 0; m < MV; m++) {
+                NT(vec) r = acc[m][w];
+                if (!first) r += NT_LD(d + m * VL);
+                NT_ST(d + m * VL, r);
+            }
+            continue;
+        }
+        T t[2 * VL];
+        NT_ST(t, acc[0][w]);
+        NT_ST(t + VL, MV > 1 ? acc[1][w] : acc[0][w]);
+        for (ep_dim_t e = 0; e < nv; e++) {
+            T *p = d + e * ov;
+            *p = first ? t[e] : *p + t[e];
+        }
+    }
+}
+#else
 static inline __attribute__((always_inline)) CT_TGT void
 NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw,
             ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, ep_inc_t ov, ep_dim_t nv, int first)
@@ -73,6 +118,8 @@ NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep
     }
 }
 
+#endif
+
 // every MV x NW variant, each a small function of its own
 #define CT_ONE(MV, NW) \
     static CT_TGT void NT(ct_##MV##_##NW)(const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw, \
@@ -80,20 +127,29 @@ NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep
                                           ep_inc_t ov, ep_dim_t nv, int first) \
     { NT(ct_tile)(MV, NW, b, ldb, y, yw, yk, kb, o, ow, ov, nv, first); }
 CT_ONE(1, 1) CT_ONE(1, 2) CT_ONE(1, 3) CT_ONE(2, 1) CT_ONE(2, 2) CT_ONE(2, 3)
+#if !CPX
+CT_ONE(1, 4) CT_ONE(2, 4)
+#endif
 #undef CT_ONE
 typedef void (*NT(ct_fn_t))(const T *, ep_dim_t, const T *, ep_inc_t, ep_inc_t, ep_dim_t, T *,
                             ep_inc_t, ep_inc_t, ep_dim_t, int);
-static const NT(ct_fn_t) NT(ct_fn)[2][3] = {
+#if CPX
+static const NT(ct_fn_t) NT(ct_fn)[2][CT_NW] = {
     {NT(ct_1_1), NT(ct_1_2), NT(ct_1_3)}, {NT(ct_2_1), NT(ct_2_2), NT(ct_2_3)}};
+#else
+static const NT(ct_fn_t) NT(ct_fn)[2][CT_NW] = {
+    {NT(ct_1_1), NT(ct_1_2), NT(ct_1_3), NT(ct_1_4)},
+    {NT(ct_2_1), NT(ct_2_2), NT(ct_2_3), NT(ct_2_4)}};
+#endif
 
-// The W x K x V loops (strides in complex elements): x along K and V, y
-// along W and K, the output along W and V.  first: the output's first visit
-// (stored, not added to).  buf: NT(ctile_buffer)() reals.
+// The W x K x V loops (strides in elements): x along K and V, y along W
+// and K, the output along W and V.  first: the output's first visit (stored,
+// not added to).  buf: NT(ctile_buffer)() elements.
 static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw,
                      ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, T *o, ep_inc_t ow,
                      ep_inc_t ov, int first, T *buf)
 {
-    const ep_dim_t H = VL / 2;
+    const ep_dim_t H = VL / CT_E, E = CT_E;
     // V runs of CT_VB, longer when K is short enough for the block to take
     // them whole: fewer, longer runs of each input and output row (a long
     // V with K = 15 walks 15 input and W output streams a run at a time)
@@ -104,45 +160,55 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
     if (KB > CT_KB) KB = CT_KB;
     for (ep_dim_t v0 = 0; v0 < V; v0 += VB) {
         ep_dim_t nvb = V - v0 < VB ? V - v0 : VB, pad = (nvb + H - 1) / H * H;
+        // x unit-stride along V and used by one strip of W: its whole tiles
+        // are read in place, only the last, partial one copied (padded with
+        // zeros).  Strips re-read the block: then it is copied, its rows
+        // made adjacent ('ji,jk->ki' (1659,2801) x (1659,24) c64: 64 rows
+        // 22 KB apart, re-read by 8 strips, 7% slower in place).
+        ep_dim_t own = xv == 1 && W <= CT_NW ? nvb / (2 * H) * (2 * H) : 0, bpad = pad - own;
         for (ep_dim_t k0 = 0; k0 < K; k0 += KB) {
             ep_dim_t kb = K - k0 < KB ? K - k0 : KB;
-            // x's block, rows of pad elements
-            for (ep_dim_t k = 0; k < kb; k++) {
-                const T *s = x + 2 * ((k0 + k) * xk + v0 * xv);
-                T *d = buf + 2 * k * pad;
+            // x's block, rows of bpad elements
+            for (ep_dim_t k = 0; k < kb && own < nvb; k++) {
+                const T *s = x + E * ((k0 + k) * xk + (v0 + own) * xv);
+                T *d = buf + E * k * bpad;
                 if (xv == 1) {
-                    memcpy(d, s, (size_t)nvb * 2 * sizeof(T));
+                    memcpy(d, s, (size_t)(nvb - own) * E * sizeof(T));
                 } else {
                     for (ep_dim_t e = 0; e < nvb; e++) {
-                        d[2 * e] = s[2 * e * xv];
-                        d[2 * e + 1] = s[2 * e * xv + 1];
+                        d[E * e] = s[E * e * xv];
+                        if (CPX) d[E * e + 1] = s[E * e * xv + 1];
                     }
                 }
-                for (ep_dim_t e = nvb; e < pad; e++) { d[2 * e] = 0; d[2 * e + 1] = 0; }
+                for (ep_dim_t e = E * (nvb - own); e < E * bpad; e++) d[e] = 0;
             }
             int fr = first && k0 == 0;
-            for (ep_dim_t w0 = 0; w0 < W; w0 += 3) {
-                int nw = W - w0 < 3 ? (int)(W - w0) : 3;
-                const T *yq = y + 2 * (w0 * yw + k0 * yk);
+            for (ep_dim_t w0 = 0; w0 < W; w0 += CT_NW) {
+                int nw = W - w0 < CT_NW ? (int)(W - w0) : CT_NW;
+                const T *yq = y + E * (w0 * yw + k0 * yk);
                 for (ep_dim_t vt = 0; vt < nvb; vt += 2 * H) {
                     ep_dim_t rem = nvb - vt;
                     int mv = rem > H ? 2 : 1;
-                    NT(ct_fn)[mv - 1][nw - 1](buf + 2 * vt, 2 * pad, yq, 2 * yw, 2 * yk, kb,
-                                              o + 2 * (w0 * ow + (v0 + vt) * ov), 2 * ow,
-                                              2 * ov, rem < 2 * H ? rem : 2 * H, fr);
+                    const T *b = vt < own ? x + E * (k0 * xk + v0 + vt) : buf + E * (vt - own);
+                    ep_dim_t ldb = vt < own ? E * xk : E * bpad;
+                    NT(ct_fn)[mv - 1][nw - 1](b, ldb, yq, E * yw, E * yk, kb,
+                                              o + E * (w0 * ow + (v0 + vt) * ov), E * ow,
+                                              E * ov, rem < 2 * H ? rem : 2 * H, fr);
                 }
             }
         }
     }
 }
 
-// reals of the buffer NT(ctile) copies x's blocks into
+// elements of the buffer NT(ctile) copies x's blocks into
 static ep_dim_t NT(ctile_buffer)(void)
 {
-    return 2 * (CT_ELEMS + CT_VB);
+    return CT_ELEMS + CT_VB;
 }
 
 #undef CT_ELEMS
 #undef CT_VB
 #undef CT_KB
+#undef CT_E
+#undef CT_NW
 #undef CT_TGT

@@ -43,7 +43,7 @@ typedef struct {
     ep_short_buffer_fn short_buffer;
     ep_pack_fn pack;
     ep_row_dotc_fn dotc;     // complex only: sum conj(x) * y (NULL for real types)
-    ep_ctile_fn ctile;       // complex only: the register-tile kernel (NULL for real types)
+    ep_ctile_fn ctile;       // the register-tile kernel
     ep_ctile_buffer_fn ctile_buffer;
     ep_tpair_fn tpair;       // real only: a tile of two inputs crossed in their unit strides
 } ep_rows_t;
@@ -53,7 +53,7 @@ typedef struct {
                      (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
                      (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc, (ep_ctile_fn)ct, \
                      (ep_ctile_buffer_fn)ctb, (ep_tpair_fn)tp }
-#define EP_RROWS(p) EP_ROWS(p, NULL, NULL, NULL, p##tpair)
+#define EP_RROWS(p) EP_ROWS(p, NULL, p##ctile, p##ctile_buffer, p##tpair)
 #define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer, NULL)
 
 // [dtype]: float32, float64, complex64, complex128 (ep_nest.h's EP_NEST_*)

@@ -2958,9 +2958,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 }
 
 #include "ep_nest_short_template.h"
-#if CPX
 #include "ep_nest_ctile_template.h"
-#endif
 
 #undef NT_FN
 #undef NT_PAIR_SWAP

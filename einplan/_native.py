@@ -137,7 +137,7 @@ def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=
     each (extent, stride per input, stride of the output), in elements),
     validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h).
     ``short``: 1 (or True): the two innermost loops run in the small-edge
-    kernel; 2: the three innermost in the complex register-tile kernel;
+    kernel; 2: the three innermost in the register-tile kernel;
     ``tile`` x ``tile_row`` (0: square): the tiles of the two innermost;
     ``transposed``: tiles of two inputs crossed in their unit strides run the
     transposing kernel (see ep_nest.h).

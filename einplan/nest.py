@@ -13,11 +13,14 @@ the loop nest otherwise (elementwise products, reductions, dots, GEMVs,
 outer products, tiny GEMMs): packing a panel pays only when each element is
 reused across a tile.
 
-A complex GEMM-like step may run its three innermost loops in the
-register-tile kernel (``_ctile_order``, ``ctile_cycles``): an output tile
-in registers while the summed loop streams through both inputs once,
-chosen where it is predicted cheaper than the plain nest, and against the
-packed engine for a complex GEMM with a short edge (``ctile_by_cost``).
+A GEMM-like step may run its three innermost loops in the register-tile
+kernel (``_ctile_order``, ``ctile_cycles``): an output tile in registers
+while the summed loop streams through both inputs once.  Complex: chosen
+where it is predicted cheaper than the plain nest, and against the packed
+engine for a complex GEMM with a short edge (``ctile_by_cost``).  Real:
+where it reads its x in place and moves what one pass over the operands
+does (``ctile_reads_once``), against the packed engine by predicted compute
+(``engine_by_cost``).
 """
 from __future__ import annotations
 
@@ -199,6 +202,8 @@ def nest_cycles(step, dtype) -> float:
         ops = 1
     if not step.loops:
         return NEST_ROW_START
+    if getattr(step, "ctile", False) and not str(dtype).startswith("complex"):
+        return ctile_parts(step.loops, _itemsize(dtype), False)[0]
     total = math.prod(lp.extent for lp in step.loops)
     row = step.loops[-1].extent * (step.short or 1)
     vec = step.short or step.row.endswith(("contig", "gathered"))
@@ -836,20 +841,22 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
 CTILE_VB = 128           # V run of the register-tile kernel's x block when K is long
                         # (ep_nest_ctile_template.h)
 CTILE_ELEMS = 8192      # complex elements of its x block
-CTILE_NW = 3            # W strip of its register tile
+CTILE_NW = {True: 3, False: 4}   # W strip of its register tile (complex, real)
 CTILE_MV = 2            # vectors along V of its register tile
 CTILE_TILE_CYCLES = 30  # storing one tile (swap, combine, loads and stores of C)
 BYTES_PER_CYCLE = 5.0   # memory bytes per core cycle (13.9 GB/s at 2.9 GHz, Zen 3)
 
 
-def _ctile_order(loops, itemsize):
-    """The loops reordered for the complex register-tile kernel, or None:
-    outer loops, then W (the output and y move, x does not), K (x and y
-    move, the output does not), V (the output and x move, y does not).
-    x is the input read as vectors along V through a block copy, so it is
-    the larger input (read once; y is re-read once per V run of the block);
-    V is x's loop of least stride, W y's longest, K x's summed loop of
-    least stride."""
+def _ctile_order(loops, itemsize, complex_=True):
+    """The loops reordered for the register-tile kernel, or None: outer
+    loops, then W (the output and y move, x does not), K (x and y move, the
+    output does not), V (the output and x move, y does not).  x is the
+    input read as vectors along V through a block copy, so it is the larger
+    input (read once; y is re-read once per V run of the block); V is x's
+    loop of least stride, W y's longest, K x's summed loop of least stride.
+    A real x must be unit-stride along V, at least a vector of it: the
+    kernel then reads it in place, where a copy would cost what the packed
+    engine's packing does."""
     if len(loops) < 3:
         return None
     best = None
@@ -861,27 +868,31 @@ def _ctile_order(loops, itemsize):
         if not (vs and ws and ks):
             continue
         V = min(vs, key=lambda lp: (abs(lp.strides[x]), -lp.extent))
+        if not complex_ and (V.strides[x] != 1 or V.extent < vector_lanes(itemsize)):
+            continue
         W = max(ws, key=lambda lp: lp.extent)
         K = min(ks, key=lambda lp: (abs(lp.strides[x]), -lp.extent))
         rest = [lp for lp in loops if lp is not V and lp is not W and lp is not K]
         order = rest + [W, K, V]
-        cost = ctile_cycles(order, itemsize)
+        cost = ctile_cycles(order, itemsize, complex_)
         if best is None or cost < best[0]:
             best = (cost, order)
     return best[1] if best else None
 
 
-def ctile_cycles(loops, itemsize):
-    """Cycles of the register-tile kernel on ``loops`` (outer..., W, K, V),
-    one thread, as the larger of its work and its memory traffic at
-    BYTES_PER_CYCLE: two FMAs per vector of a tile and k (V padded to
-    whole vectors, W in strips of CTILE_NW), a copy of x, a store per tile
-    and block; x and the output moved once (the output again per K block
-    when it does not fit in L2), y once per V run."""
+def ctile_parts(loops, itemsize, complex_=True):
+    """(work, bytes moved) of the register-tile kernel on ``loops`` (outer...,
+    W, K, V), one thread: an FMA per vector of a tile and k (two for complex; V
+    padded to whole vectors, W in strips of CTILE_NW), a copy of x (of its
+    last partial tiles when it is unit-stride along V and W one strip), a
+    store per tile and block; x and the output moved once (the output again
+    per K block when it does not fit in L2), y once per V run (once in all
+    for a real y that fits in L2)."""
     W, K, V = loops[-3:]
     outer = math.prod(lp.extent for lp in loops[:-3])
-    lanes = max(2, VECTOR_BITS.get(_native.isa(), 128) // 8 // (itemsize // 2))
-    H = lanes // 2                        # complex elements per vector
+    per = 2 if complex_ else 1            # reals an element, FMAs a vector
+    lanes = max(2, VECTOR_BITS.get(_native.isa(), 128) // 8 // (itemsize // per))
+    H = lanes // per                      # elements per vector
     vpad = -(-V.extent // H) * H
     vmax = CTILE_VB
     if K.extent * CTILE_VB < CTILE_ELEMS:
@@ -890,10 +901,15 @@ def ctile_cycles(loops, itemsize):
     kb = max(1, min(512, CTILE_ELEMS // vb))
     kblocks = -(-K.extent // kb)
     vruns = -(-V.extent // vb)
-    strips = -(-W.extent // CTILE_NW)
+    strips = -(-W.extent // CTILE_NW[complex_])
     tiles = strips * -(-vpad // (CTILE_MV * H)) * kblocks
-    fma = 2 * W.extent * K.extent * (vpad // H) / 2      # two FMA units
-    work = outer * (fma + K.extent * V.extent + tiles * CTILE_TILE_CYCLES)
+    fma = per * W.extent * K.extent * (vpad // H) / 2      # two FMA units
+    # x is copied, or -- unit-stride along V -- read in place but for its
+    # last, partial tile per V run
+    x_ix = [j for j in (0, 1) if W.strides[j] == 0][0]
+    in_place = V.strides[x_ix] == 1 and strips == 1
+    copied = V.extent if not in_place else V.extent % (CTILE_MV * H)
+    work = outer * (fma + K.extent * copied + tiles * CTILE_TILE_CYCLES)
     out = W.extent * V.extent * itemsize
     # y: per V run each strip of W walks K of y's lines (its elements stay
     # in cache only when y's block fits in L2), a page apart costing a TLB
@@ -905,8 +921,34 @@ def ctile_cycles(loops, itemsize):
     y_bytes = W.extent * K.extent * itemsize
     if W.extent * kb * itemsize <= l2_resident():
         y_walk = y_bytes
-    moved = outer * (K.extent * V.extent * itemsize + vruns * max(y_bytes, y_walk)
+    # a real y that fits in L2 is read from memory once (its lines stay)
+    y_runs = 1 if not complex_ and y_bytes <= l2_resident() else vruns
+    moved = outer * (K.extent * V.extent * itemsize + y_runs * max(y_bytes, y_walk)
                      + 2 * out * (1 if out <= l2_resident() else kblocks))
+    return work, moved
+
+
+CTILE_ONCE = 1.25       # a real tile kernel moving at most this much more than one read
+                        # of each operand (and a write of the output) runs
+
+
+def ctile_reads_once(loops, itemsize) -> bool:
+    """Whether the real register-tile kernel on ``loops`` moves about what
+    one read of every operand does.  The plain nest reads and writes its
+    output row once per k around it, or re-reads x once per w; the kernel,
+    reading x in place and holding the output in registers, does less work
+    than either and so runs wherever its traffic is that of one pass
+    ('iab,bc->aic' (2,5713,28):T x (28,2):F f64: 112 us as rows, 57 us as
+    tiles, numpy 55)."""
+    _, moved = ctile_parts(loops, itemsize, False)
+    x, y, out = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
+    return moved <= CTILE_ONCE * (x + y + 2 * out)
+
+
+def ctile_cycles(loops, itemsize, complex_=True):
+    """Cycles of the register-tile kernel (``ctile_parts``), one thread: the
+    larger of its work and its memory traffic at BYTES_PER_CYCLE."""
+    work, moved = ctile_parts(loops, itemsize, complex_)
     return max(work, moved / BYTES_PER_CYCLE)
 
 
@@ -955,7 +997,7 @@ def ctile_by_cost(step, gemm_steps, dtype):
     c64 has none, and on one thread of two it runs 0.4x numpy where the
     packed engine's two run 1.4x)."""
     tn, tg = _threads_of(step, gemm_steps)
-    cn = ctile_cycles(step.loops, _itemsize(dtype)) / tn
+    cn = ctile_cycles(step.loops, _itemsize(dtype), str(dtype).startswith("complex")) / tn
     cg = gemm_cycles(gemm_steps, dtype) / tg
     engine = "gemm" if cg < ctile_gemm_margin() * cn else "nest"
     return engine, (f"{engine} by predicted cost: register-tile kernel {cn / 1e3:.1f} "
@@ -970,7 +1012,8 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     """The loop threads share out: the outermost one around the row the
     output varies along (disjoint writes) with extent >= 2, or -- when the
     output is a scalar -- the outermost loop (per-thread partial sums).
-    With the small-edge kernel, a loop outside its two.  Failing those, the
+    With the small-edge kernel, a loop outside its two; with the register-tile
+    kernel, one outside its three, else its V loop when long.  Failing those, the
     row itself when it is the only loop, or when the output varies along it
     and it is long: each thread then runs its part of every row, the loops
     around it summed ('kl,l->k' with k unit-stride: a GEMV's axpy form;
@@ -983,9 +1026,13 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     for i, lp in enumerate(loops[:-inner] if short else loops[:-1]):
         if lp.strides[-1] != 0 and lp.extent >= 2:
             return i
-    if not loops or (short and inner != 2):      # the register-tile kernel's row stays whole
+    if not loops:
         return -1
     row = loops[-1]
+    if short and inner != 2:
+        # the register-tile kernel: its V loop, when long, in parts ('ij,jk->ik'
+        # (30000,30) F x (30,3) f64 with no loop outside the kernel's three)
+        return len(loops) - 1 if row.extent * itemsize >= ROW_SPLIT_BYTES else -1
     if (len(loops) == 1 and not short) or (not tile and row.strides[-1] != 0
                                            and row.extent * itemsize >= ROW_SPLIT_BYTES):
         return len(loops) - 1
@@ -1013,19 +1060,24 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     edge = _short_edge(loops, itemsize, len(ins), is_complex)
     short = 0
     ctile = None
-    if is_complex and len(ins) == 2:
-        ctile = _ctile_order(loops, itemsize)
+    if len(ins) == 2 and (is_complex or edge is None):
+        # a real GEMM with a short edge the small-edge kernel takes stays
+        # there: it holds the short loop in registers along a long output row
+        # ('ij,jk->ik' (40000,4) x (4,100) f64: 2.0 ms there, 4.4 ms as tiles)
+        ctile = _ctile_order(loops, itemsize, is_complex)
     if edge is not None:
         if ctile is not None:
             plain = plain_cycles(merge_loops(edge[:-2]) + edge[-2:], itemsize,
-                                 edge[-2].extent, "short-sum")
+                                 edge[-2].extent, "short-sum", complex_=is_complex)
         loops = merge_loops(edge[:-2]) + edge[-2:]
         short = loops[-2].extent
     elif ctile is not None:
         last = loops[-1]
         unit = all(abs(s) <= 1 for s in last.strides)
-        plain = plain_cycles(loops, itemsize, 0, "prod/contig" if unit else "prod/strided")
-    if ctile is not None and ctile_cycles(ctile, itemsize) < plain:
+        plain = plain_cycles(loops, itemsize, 0, "prod/contig" if unit else "prod/strided",
+                             complex_=is_complex)
+    if ctile is not None and (ctile_cycles(ctile, itemsize, is_complex) < plain if is_complex
+                              else ctile_reads_once(ctile, itemsize)):
         loops = merge_loops(ctile[:-3]) + ctile[-3:]
         short = 0
     else:

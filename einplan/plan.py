@@ -328,7 +328,7 @@ class NestStep:
                              # (this extent) held in registers with it
     why: str = ""            # why this engine, when both were priced (a thin GEMM)
     tile_row: int = 0        # the tiles' edge along the row
-    ctile: bool = False      # complex register-tile kernel over the three innermost
+    ctile: bool = False      # the register-tile kernel over the three innermost
                              # loops (W, K, V): an output tile of W x V in registers
                              # while K streams (row 'ctile')
     reversed: str = ""       # labels walked from their last element (every operand's

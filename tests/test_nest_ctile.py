@@ -1,10 +1,11 @@
-"""The loop-nest engine's complex register-tile kernel (an output tile of W x
-V in registers while K streams, ep_nest_ctile_template.h): every ISA this
-CPU runs, both complex dtypes, sizes around the vector widths and the block
-edges, unit, strided and negative strides, through NestCall descriptors;
-and the planner's choice of it for complex GEMMs with a short edge (recorded
-in the NestStep with its reason, printed by explain, results equal to
-numpy's for transposed, sliced and negative-stride operands)."""
+"""The loop-nest engine's register-tile kernel (an output tile of W x V in
+registers while K streams, ep_nest_ctile_template.h): every ISA this CPU
+runs, every dtype, sizes around the vector widths and the block edges,
+unit, strided and negative strides, x read in place or copied, V shared
+out by threads, through NestCall descriptors; and the planner's choice of
+it for GEMMs with a short edge (recorded in the NestStep with its reason,
+printed by explain, results equal to numpy's for transposed, sliced and
+negative-stride operands)."""
 import numpy as np
 import pytest
 
@@ -17,6 +18,7 @@ from _gemm_util import assert_sum_close, estrides, rand
 K = _native._kernels
 pytestmark = pytest.mark.skipif(K is None, reason="compiled kernels not built")
 CDTYPES = ["complex64", "complex128"]
+DTYPES = ["float32", "float64"] + CDTYPES
 
 
 def _close(got, want, dtype, k):
@@ -41,14 +43,16 @@ def _x_layouts(shape, dtype, rng):
     yield np.asfortranarray(rand(shape, dtype, rng=rng))
 
 
-@pytest.mark.parametrize("dtype", CDTYPES)
-@pytest.mark.parametrize("W", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("W", [1, 2, 3, 4, 5, 7, 9])
 @pytest.mark.parametrize("V", [1, 2, 3, 4, 5, 8, 9, 17, 130, 300])
 def test_register_tile_kernel(isa, dtype, W, V, one_thread):
     """o[w, v] = sum_k x[k, v] * y[w, k] as loops W > K > V: every tile
-    variant (1 or 2 vectors along V, strips of 1-3 along W), V padded to
-    whole vectors and cut into runs of the block, K across block edges;
-    the output unit-stride, strided and negative along V."""
+    variant (1 or 2 vectors along V, strips of 1-3 along W for complex, 1-4
+    for real), V padded to whole vectors and cut into runs of the block, K
+    across block edges; x unit-stride along V (read in place when W is one
+    strip, its last partial tile copied), strided, negative and Fortran
+    (copied); the output unit-stride, strided and negative along V."""
     rng = np.random.default_rng(W * 1000 + V)
     for Kx in (1, 5, 150):
         y = rand((W, Kx), dtype, rng=rng)
@@ -65,7 +69,33 @@ def test_register_tile_kernel(isa, dtype, W, V, one_thread):
                 _close(o, want, dtype, Kx)
 
 
-@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("W", [2, 4, 7])
+def test_register_tile_kernel_shares_v_out(isa, dtype, W, restore_threads):
+    """With no loop outside the kernel's three, two threads share V out:
+    each runs its part of V, x and the output offset to it (the parts
+    starting mid-vector), with x read in place or copied; the result is
+    one thread's, to the last bit."""
+    rng = np.random.default_rng(W)
+    Kx, V = 70, 2 * 4099 + 3
+    for x in (rand((Kx, V), dtype, rng=rng), rand((Kx, 2 * V), dtype, rng=rng)[:, ::2]):
+        y = rand((W, Kx), dtype, rng=rng)
+        sx, sy = _st(x), _st(y)
+        outs = []
+        for threads in (1, 2):
+            einplan.set_num_threads(threads)
+            o = np.full((W, V), np.nan, dtype)
+            so = _st(o)
+            call = _native.prepare_nest(dtype, 2, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
+                                                   (V, sx[1], 0, so[1])],
+                                        split=2, threads=threads, short=2)
+            call((x, y), o, isa=isa)
+            outs.append(o)
+        _close(outs[1], y @ x, dtype, Kx)
+        np.testing.assert_array_equal(outs[1], outs[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_register_tile_kernel_outer_loops(isa, dtype, one_thread):
     """Loops outside the kernel: a summed one (first visit stores, later
     ones add), a batch loop every operand moves along, x as input 1 (y
@@ -234,3 +264,36 @@ def test_register_tile_kernel_writes_a_fresh_output_along_its_vectors(one_thread
         out = np.zeros((4, 9518, 19), dtype)
         einplan.einsum("abc,cd->adb", a, b, out=out)
         _close(out, want, dtype, 7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_real_thin_gemm_runs_in_register_tiles_reading_x_in_place(isa, dtype, one_thread):
+    """A real GEMM with a short output edge and a long x unit-stride along
+    V runs in the register-tile kernel (the plain nest re-read its output
+    row once per k: 'iab,bc->aic' (2,5713,28) x (28,2) f64 ran 112 us there,
+    57 us in tiles, numpy 55); the packed engine is priced against it.  A
+    short k stays in the small-edge kernel, and an x strided along V is not
+    taken (a copy of it would cost what packing does); results equal
+    numpy's."""
+    rng = np.random.default_rng(8)
+    cases = [("iab,bc->aic", _t((2, 5713, 28), (2, 0, 1), dtype, rng),
+              np.asfortranarray(rand((28, 2), dtype, rng=rng))),
+             ("ij,jk->ik", np.asfortranarray(rand((3000, 30), dtype, rng=rng)),
+              rand((30, 3), dtype, rng=rng)),
+             ("ij,jk->ik", np.asfortranarray(rand((3001, 12), dtype, rng=rng)),
+              rand((12, 4), dtype, rng=rng)[::-1])]
+    for subs, a, b in cases:
+        (step,) = _steps(subs, a, b)
+        assert isinstance(step, NestStep) and step.ctile and step.row == "ctile", (subs, step)
+        assert step.why.startswith("nest by predicted compute"), step.why
+        assert "register-tile kernel" in str(einplan.explain(subs, a, b))
+        _close(einplan.einsum(subs, a, b), np.einsum(subs, a, b), dtype, b.shape[0])
+    # k = 4: the small-edge kernel holds it in registers along the output rows
+    a, b = rand((4000, 4), dtype, rng=rng), rand((4, 100), dtype, rng=rng)
+    (step,) = _steps("ij,jk->ik", a, b)
+    assert not getattr(step, "ctile", False), step
+    # x (A) strided along V: no tiles
+    a, b = rand((3000, 30), dtype, rng=rng), rand((30, 3), dtype, rng=rng)
+    (step,) = _steps("ij,jk->ik", a, b)
+    assert not getattr(step, "ctile", False), step
+    _close(einplan.einsum("ij,jk->ik", a, b), a @ b, dtype, 30)

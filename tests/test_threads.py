@@ -157,10 +157,11 @@ def test_threads_split_m_when_its_share_is_no_larger_than_ns(restore_threads, dt
 def test_threads_never_share_out_fewer_panels_than_threads(restore_threads):
     """A packed GEMM whose n is under one NR panel does not give its threads
     the n loop (one of them would only wait at its barriers): 'ji,jk->ki'
-    with n = 3, m = 57 splits m; the result is numpy's."""
+    with n = 3, m = 57 splits m; the result is numpy's.  (B is strided along
+    k: unit-stride, the nest's register-tile kernel would take the call.)"""
     rng = np.random.default_rng(3)
     A = rng.standard_normal((62150, 6)).astype(np.float32)[:, ::2]
-    B = rng.standard_normal((62150, 57)).astype(np.float32)
+    B = rng.standard_normal((62150, 114)).astype(np.float32)[:, ::2]
     einplan.set_num_threads(2)
     st = einplan.explain("ji,jk->ki", A, B).to_dict()["steps"][0]
     k = st["kernel"]
