@@ -13,6 +13,8 @@
              (200,10000) c128 (long complex rows two at a time)
   ShortKGemm 'ij,jk->ik' with k <= 8: point sets times 3x3 / 4x4 matrices, a
              rank-5 update (the small-edge kernel against the packed engine)
+  ShortEdgeGemm  a real GEMM with n <= 4, A unit-stride along m: the
+             register-tile kernel reading A once in place
 """
 import numpy as np
 
@@ -185,4 +187,34 @@ class ShortKGemm(ThreadsMixin):
         warm(self.fn)
 
     def time_short_k(self, case, impl, threads):
+        self.fn()
+
+
+class ShortEdgeGemm(ThreadsMixin):
+    """Planner path: a real GEMM with a short output edge (n <= 4, one strip
+    of the register-tile kernel) and A unit-stride along m: the nest's
+    register-tile kernel reads A once in place, the output tile in
+    registers, priced against the packed engine.  'proj2' F (30000, 30) x
+    (30, 2) f32 (a projection onto two vectors), 'proj3' F (30000, 30) x
+    (30, 3) f64, 'iab' 'iab,bc->aic' (2, 5713, 28) with b outermost x
+    (28, 2) f64 (the sweep's case).  Hand-written: A @ B (tensordot for
+    'iab')."""
+    params = [["proj2", "proj3", "iab"], IMPLS, THREADS]
+    param_names = ["case", "impl", "threads"]
+
+    def setup(self, case, impl, threads):
+        if case == "iab":
+            A = np.ascontiguousarray(rnd((28, 2, 5713), np.float64, seed=50)).transpose(1, 2, 0)
+            B = np.asfortranarray(rnd((28, 2), np.float64, seed=51))
+            self.fn = make_call(impl, "iab,bc->aic", [A, B],
+                                hand=lambda: np.tensordot(A, B, 1).transpose(1, 0, 2))
+        else:
+            n, dt = (2, np.float32) if case == "proj2" else (3, np.float64)
+            A = np.asfortranarray(rnd((30000, 30), dt, seed=52))
+            B = rnd((30, n), dt, seed=53)
+            self.fn = make_call(impl, "ij,jk->ik", [A, B], hand=lambda: A @ B)
+        self.pin(threads)
+        warm(self.fn)
+
+    def time_short_edge(self, case, impl, threads):
         self.fn()
