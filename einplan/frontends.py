@@ -262,7 +262,7 @@ def conjugated_dot(a, b):
 @functools.lru_cache(maxsize=64)
 def _conjugated_dot_call(dtype, n, sa, sb):
     # validating a descriptor costs ~13 us, running a short dot ~1 us
-    threads = thread_cap(3 * n)
+    threads = thread_cap(3 * n, np.dtype(dtype).itemsize)
     return _native.prepare_nest(dtype, 2, [(n, sa, sb, 0)], split=0 if threads > 1 else -1,
                                 threads=threads, conj=True)
 

@@ -39,7 +39,7 @@ PAGE = 4096              # bytes per page
 PAGE_STEPS = 4           # fewer elements of a row per page: FAR_ROW_COST (_line_cost)
 FAR_ROW_COST = 1.25      # a far-strided row's line cost beyond L2
 TLB_PAGES = 64           # pages the first-level data TLB holds
-THREAD_WORK = 1 << 19    # element-operand visits worth one more thread
+THREAD_WORK = 1 << 19    # element-operand visits (of 4 bytes) worth one more thread
 L3_SHARE = 8 << 20       # what one core may count on keeping in the shared L3
 L3_REREAD = 0.25         # cost of re-reading from L3, relative to memory
 RAGGED_ROW = 8 * LINE    # a contiguous row shorter than this pays its partial end lines
@@ -88,10 +88,13 @@ def tile_bytes() -> int:
 _DTYPE_CODE = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}
 
 
-def thread_cap(visits: int) -> int:
+def thread_cap(visits: int, itemsize: int = 4) -> int:
     """Threads worth starting for a nest of this many element-operand
-    visits (inputs and output summed over every iteration)."""
-    return max(1, min(64, visits // THREAD_WORK))
+    visits (inputs and output summed over every iteration), counted in
+    4-byte units: a complex128 element is four float32s' bytes and multiply-
+    adds ('abc,a->bc' (86,239,14) c128 on 2 threads: 87 us on one, 48 us on
+    two, numpy 53)."""
+    return max(1, min(64, visits * max(1, itemsize // 4) // THREAD_WORK))
 
 
 def nest_dtype_ok(dtype) -> bool:
@@ -1039,11 +1042,16 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     return -1
 
 
-def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None):
+def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None,
+              real_tiles=False):
     """The NestStep computing ``out = sum prod(ins)``.
 
     ``ins``: (slot, labels, element strides) per input; ``out_strides``:
-    element stride of each destination label of extent > 1.
+    element stride of each destination label of extent > 1.  ``real_tiles``:
+    a real step may take the register-tile kernel -- a two-operand call's
+    whole nest; a path's steps are priced by cost.nest_seconds, which prices
+    their rows, not its tiles ('ia,ib,ic->abc' (8,268) x (8,41) x (8,881)
+    f64 lost its GEMM step to one nest, 14 -> 28 ms).
     """
     itemsize = _itemsize(dtype)
     labels = []
@@ -1060,7 +1068,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     edge = _short_edge(loops, itemsize, len(ins), is_complex)
     short = 0
     ctile = None
-    if len(ins) == 2 and (is_complex or edge is None):
+    if len(ins) == 2 and (is_complex or (real_tiles and edge is None)):
         # a real GEMM with a short edge the small-edge kernel takes stays
         # there: it holds the short loop in registers along a long output row
         # ('ij,jk->ik' (40000,4) x (4,100) f64: 2.0 ms there, 4.4 ms as tiles)
@@ -1086,7 +1094,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     tile, tile_row = (0, 0) if short or ctile else (_tile_edge(loops, itemsize, tp) or (0, 0))
     total = math.prod(lp.extent for lp in loops)
     visits = total * (len(ins) + 1)
-    cap = thread_cap(visits)
+    cap = thread_cap(visits, itemsize)
     split = _split(loops, len(ins), cap, bool(short or ctile), 3 if ctile else 2, itemsize,
                    tile)
     threads = cap if split >= 0 else 1

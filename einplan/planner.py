@@ -624,7 +624,8 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
         kind = step_kind(2, r.m, r.n, r.k)
     else:
         kind = step_kind(len(views), "", "", "")
-    step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype)
+    step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype,
+                     real_tiles=True)
     return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 scalar_result=(len(shape) == 0), options=b.options.key(),
                 fallback_subscripts=spec.plain_subscripts(), n_slots=len(views))

@@ -297,3 +297,20 @@ def test_real_thin_gemm_runs_in_register_tiles_reading_x_in_place(isa, dtype, on
     (step,) = _steps("ij,jk->ik", a, b)
     assert not getattr(step, "ctile", False), step
     _close(einplan.einsum("ij,jk->ik", a, b), a @ b, dtype, 30)
+
+
+def test_a_real_path_step_keeps_its_rows(restore_threads):
+    """A path's steps are priced by their rows (cost.nest_seconds), which do
+    not model the register-tile kernel, so a real path step never takes it:
+    'ia,ib,ic->abc' (8,268) x (8,41) x (8,881) f64 keeps its outer product
+    then GEMM (14 ms), where a tile-priced GEMM step lost the path to one
+    three-operand nest (28 ms, numpy 16)."""
+    einplan.set_num_threads(1)
+    rng = np.random.default_rng(9)
+    a = rand((8, 268), "float64", rng=rng)
+    b = rand((8, 82), "float64", rng=rng)[:, ::2]
+    c = rand((8, 1762), "float64", rng=rng)[:, ::2]
+    steps = _steps("ia,ib,ic->abc", a, b, c)
+    assert len(steps) == 2 and not any(getattr(st, "ctile", False) for st in steps), steps
+    _close(einplan.einsum("ia,ib,ic->abc", a, b, c), np.einsum("ia,ib,ic->abc", a, b, c),
+           "float64", 8)
