@@ -918,7 +918,7 @@ def ctile_parts(loops, itemsize, complex_=True):
     # in cache only when y's block fits in L2), a page apart costing a TLB
     # walk each ('ijk,jkl->il' (380,1850,16):T x (1850,16,8) c128 with x the
     # small B and y the 180 MB A walked along k: 5x slower than the reverse)
-    y_ix = [j for j in (0, 1) if W.strides[j] != 0][0]
+    y_ix = 1 - x_ix
     y_step = abs(K.strides[y_ix]) * itemsize
     y_walk = strips * K.extent * min(y_step, LINE) * (4 if y_step >= PAGE else 1)
     y_bytes = W.extent * K.extent * itemsize

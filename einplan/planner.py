@@ -50,8 +50,7 @@ from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, CTILE_EDGE_MN, CTILE_NW, L3_SHARE, MAXIN, choose_engine,
                    ctile_by_cost, engine_by_cost, is_one_tile, is_short_k, is_thin, l2_bytes,
-                   nest_dtype_ok,
-                   nest_step, step_kind)
+                   nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -173,42 +172,53 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
                 engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
                 if engine == "gemm" and gemm.fallback is None:
-                    return replace(gemm, steps=tuple(replace(st, why=why)
-                                                     if isinstance(st, GemmStep) else st
-                                                     for st in gemm.steps))
+                    return _with_why(gemm, why)
                 return replace(plan, steps=(replace(plan.steps[0], why=why),))
             return _relayout_or(plan, b, views, dtype, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
-        if dtype in _NATIVE and _tile_edge_pair(b, views, out_eff):
-            # a real GEMM with m or n a strip of the register-tile kernel:
-            # the kernel, when the nest takes it, against the packed engine
-            nb = _builder(spec, infos, options, out_info, gemm_only, dtype)
-            if _nest_allowed(nb, views, infos, dtype):
-                plan = _nest_plan(nb, views, dtype, shape, out_eff)
-                if plan.steps[0].ctile:
-                    engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
-                    if engine == "nest":
-                        return replace(plan, steps=(replace(plan.steps[0], why=why),))
-                    return replace(gemm, steps=tuple(replace(st, why=why)
-                                                     if isinstance(st, GemmStep) else st
-                                                     for st in gemm.steps))
-        if dtype in _COMPLEX and _short_edge_pair(b, views, out_eff):
-            # a complex GEMM with a short edge: the nest's register-tile
-            # kernel against the packed engine's 1m GEMM, by predicted cost
-            nb = _builder(spec, infos, options, out_info, gemm_only, dtype)
-            if _nest_allowed(nb, views, infos, dtype):
-                plan, laid = _ctile_out_layout(nb, views, dtype, shape, out_eff,
-                                               _nest_plan(nb, views, dtype, shape, out_eff))
-                if plan.steps[0].ctile:
-                    engine, why = ctile_by_cost(plan.steps[0], gemm.steps, dtype)
-                    if engine == "nest":
-                        return replace(plan, steps=(replace(plan.steps[0], why=why + laid),))
-                    return replace(gemm, steps=tuple(replace(st, why=why)
-                                                     if isinstance(st, GemmStep) else st
-                                                     for st in gemm.steps))
-        return gemm
+        tiles = _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype,
+                               shape, out_eff, gemm)
+        return gemm if tiles is None else tiles
     return _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
                           out_eff)
+
+
+def _with_why(gemm, why):
+    """``gemm`` with ``why`` (both engines priced) on its GemmSteps."""
+    return replace(gemm, steps=tuple(replace(st, why=why) if isinstance(st, GemmStep) else st
+                                     for st in gemm.steps))
+
+
+def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, shape, out_eff,
+                   gemm):
+    """A two-operand GEMM with a short edge as the nest's register-tile
+    kernel or as ``gemm`` (the packed engine's plan), the cheaper by
+    predicted cost; None when the edge is not short or the nest does not
+    take the kernel.  Real: m or n of at most one strip of the kernel
+    (``_tile_edge_pair``), priced by compute (nest.engine_by_cost).
+    Complex: an edge of at most nest.CTILE_EDGE (``_short_edge_pair``), the
+    output laid out along the kernel's vectors when free, priced against
+    the 1m GEMM (nest.ctile_by_cost).  ``b``: the call's builder, for its
+    sizes (the nest is planned with a fresh one)."""
+    is_complex = dtype in _COMPLEX
+    if not (dtype in _NATIVE or is_complex):
+        return None
+    short = _short_edge_pair if is_complex else _tile_edge_pair
+    if not short(b, views, out_eff):
+        return None
+    b = _builder(spec, infos, options, out_info, gemm_only, dtype)
+    if not _nest_allowed(b, views, infos, dtype):
+        return None
+    plan, laid = _nest_plan(b, views, dtype, shape, out_eff), ""
+    if is_complex:
+        plan, laid = _ctile_out_layout(b, views, dtype, shape, out_eff, plan)
+    step = plan.steps[0]
+    if not step.ctile:
+        return None
+    engine, why = (ctile_by_cost if is_complex else engine_by_cost)(step, gemm.steps, dtype)
+    if engine == "nest":
+        return replace(plan, steps=(replace(step, why=why + laid),))
+    return _with_why(gemm, why)
 
 
 def _builder(spec, infos, options, out_info, gemm_only, dtype):
