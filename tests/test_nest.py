@@ -1735,3 +1735,66 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     assert res["1"][9] == "one" and res["4"][9] == "four", res
     # measured: both orders timed and one of them chosen
     assert res[""][9] in ("one", "four") and res[""][10:] == ["True", "True"], res
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_shorter_than_a_vector_load_whole(isa, dtype, one_thread):
+    """Rows of 2 .. 15 elements against one vector shared by every row
+    ('...ij,j->...i' with j = 14 f32), a vector of rows at a time, each row
+    one load reaching past its end: rows end to end (the operand a whole
+    allocation, so the last rows' loads would pass its end) and rows with
+    gaps of inf and nan that must stay out of every sum; row counts around
+    the vector's multiples; the vector as either input, a scale per row, a
+    strided output and an outer visit that adds.  Equal rows shorter than a
+    vector give equal sums whichever way their row is read."""
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    rng = np.random.default_rng(41)
+    u = _rand(rng, 80, dtype)
+    for n in (2, 3, 5, 7, 9, 14, 15):
+        v = _rand(rng, n, dtype)
+        for gap in (0, 1, 5):
+            for R in (16, 17, 31, 33, 50):
+                if gap:
+                    M = np.full((R, n + gap), np.inf, dtype)
+                    M[:, n + gap - 1] = np.nan
+                    M[:, :n] = _rand(rng, (R, n), dtype)
+                else:
+                    M = _rand(rng, (R, n), dtype)
+                A, ra = M[:, :n], n + gap
+                want = A.astype(np.float64) @ v.astype(np.float64)
+                o = np.full(2 * R, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(R, ra, 0, 2), (n, 1, 1, 0)])(
+                    (M, v), o, isa=isa)
+                _close(o[::2], want, dtype, n)
+                assert np.isnan(o[1::2]).all()
+                _native.prepare_nest(dtype, 2, [(R, 0, ra, 1), (n, 1, 1, 0)])(
+                    (v, M), o, isa=isa)
+                _close(o[:R], want, dtype, n)
+                _native.prepare_nest(dtype, 3, [(R, ra, 0, 1, 1), (n, 1, 1, 0, 0)])(
+                    (M, v, u), o, isa=isa)
+                _close(o[:R], want * u[:R], dtype, n)
+                _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, ra, 0, 1), (n, 1, 1, 0)])(
+                    (M, v), o, isa=isa)
+                _close(o[:R], 2 * want, dtype, 2 * n)
+            if n < lanes:
+                M[:] = M[:1]
+                _native.prepare_nest(dtype, 2, [(R, n + gap, 0, 1), (n, 1, 1, 0)])(
+                    (M, v), o, isa=isa)
+                assert np.unique(o[:R]).size == 1, (n, gap, o[:R])
+
+
+def test_short_dot_rows_against_a_shared_vector_take_the_dot_form():
+    """'ij,j->i' with j = 3: rows of 3 against the vector every row shares
+    run a vector of rows at a time, so the row is j (the dot form: A read
+    once, each output written once), not i at stride 3 (the axpy form: A's
+    lines and the output once per j).  Rows of 2 fill too few lanes and keep
+    the axpy form; complex rows (no such kernel) too."""
+    for n, row in ((3, "j"), (5, "j"), (2, "i")):
+        table = {"i": (219620, (n, 0, 1)), "j": (n, (1, 1, 0))}
+        assert nest.order_loops(table, 4)[-1] == row, n
+    A = np.random.default_rng(5).random((4099, 3), dtype=np.float32)
+    x = np.random.default_rng(6).random(3, dtype=np.float32)
+    step = einplan.explain("ij,j->i", A, x).plan.steps[0]
+    assert step.loops[-1].labels == "j" and step.row == "sum/contig"
+    np.testing.assert_allclose(einplan.einsum("ij,j->i", A, x), A @ x, rtol=1e-5)
