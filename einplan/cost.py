@@ -109,10 +109,21 @@ def nest_seconds(step: NestStep, dtype) -> float:
     if step.row == "sum/gathered":
         # the shared vector gathered once per call, the rows contiguous
         strided = []
-    elif gathers_row(step.loops, vector_lanes(item)):
-        # gathered into L1 a chunk at a time, then run contiguous
+    gathered = 0
+    if step.row != "sum/gathered" and gathers_row(step.loops, vector_lanes(item)):
+        # gathered into L1 a chunk at a time (a copy per strided input), then
+        # run contiguous
+        gathered = sum(1 for s in moving if abs(s) != 1)
         strided = []
-    n_ops = len(moving) + 1 - folded
+    n_ops = len(moving) + 1 - folded + gathered
+    if (not step.short and not getattr(step, "ctile", False) and row[-1] != 0
+            and any(st[-1] == 0 and e > 1 for e, st in loops[:-1])):
+        # a kept row re-visited by a summed loop outside it: each visit
+        # after the first loads and stores the output again, where the
+        # small-edge kernel holds it in registers ('ia,ib,ic->abc' (7,2) x
+        # (7,2820) x (7,1593) f64 as one nest over i outside c: 16 ms; an
+        # outer product, then k = 7 in registers: 13.6 ms)
+        n_ops += 1
     t_out = 0.0
     if step.short:
         # one FMA per element, the result held in registers over the short loop

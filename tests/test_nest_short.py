@@ -646,3 +646,22 @@ def test_threads_share_out_the_row_when_the_output_varies_along_it(isa, dtype, r
     (step,) = einplan.explain("ab,a->b", g, w).plan.steps
     assert isinstance(step, NestStep) and step.short and step.split == len(step.loops) - 1, step
     _close(einplan.einsum("ab,a->b", g, w), w @ g, "float64", 2)
+
+
+def test_a_summed_loop_around_a_kept_row_prices_its_output_visits(one_thread):
+    """'ia,ib,ic->abc' (7,2) x (7,2820) x (7,1593) f64: as one nest, i sits
+    outside the row c and every visit after the first loads and stores the
+    output row again (16 ms; 25 ms with c a [:, ::2] slice, gathered a chunk
+    at a time); an outer product first, then the small-edge kernel holding
+    i = 7 in registers, writes each output element once (12-13 ms, numpy
+    13-15).  Both layouts take the path; the priced output visit is what
+    decides it."""
+    rng = np.random.default_rng(12)
+    a = rand((7, 2), "float64", rng=rng)
+    b = rand((7, 2820), "float64", rng=rng)
+    for c in (rand((7, 1593), "float64", rng=rng), rand((7, 3186), "float64", rng=rng)[:, ::2]):
+        steps = _steps("ia,ib,ic->abc", a, b, c)
+        assert len(steps) == 2 and steps[-1].short == 7, steps
+    small = (a, b[:, :300], c[:, :200])
+    _close(einplan.einsum("ia,ib,ic->abc", *small), np.einsum("ia,ib,ic->abc", *small),
+           "float64", 7)
