@@ -304,7 +304,7 @@ static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first, ep_dim
     int w = c->inner - 2, k = c->inner - 1, v = c->inner, x = c->cx, y = 1 - c->cx;
     c->rows->ctile(ptr[x] + lo * d->stride[x][v] * c->es, d->stride[x][k], d->stride[x][v],
                    ptr[y], d->stride[y][w], d->stride[y][k], d->extent[w], d->extent[k],
-                   hi - lo, ptr[2] + lo * d->stride[2][v] * c->es, d->stride[2][w],
+                   hi - lo, d->extent[v], ptr[2] + lo * d->stride[2][v] * c->es, d->stride[2][w],
                    d->stride[2][v], first, c->sbuf);
 }
 

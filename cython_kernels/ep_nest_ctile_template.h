@@ -31,6 +31,8 @@
 #define CT_KB 512            // longest K run of the block
 #define CT_E (1 + CPX)       // reals an element
 #define CT_NW (CPX ? 3 : 4)  // W strip: the tile's accumulators fit the 16 registers of avx2
+#define CT_KO 16             // K rows of a block that re-visits such an output
+#define CT_PF 2              // tiles ahead that such a block prefetches x's rows
 
 // one MV x NW tile over kb rows of the block b (ldb reals per row): y at
 // (w0, k0), strides in reals; o at (w0, v), strides in reals; nv: the
@@ -142,62 +144,110 @@ static const NT(ct_fn_t) NT(ct_fn)[2][CT_NW] = {
     {NT(ct_2_1), NT(ct_2_2), NT(ct_2_3), NT(ct_2_4)}};
 #endif
 
+// One block of NT(ctile): V run [v0, v0 + nvb) by K run [k0, k0 + kb), x's
+// block copied into buf but for the whole tiles read in place (own of them);
+// those prefetch x's rows ahead, into the next block when it ends by pf (0:
+// no prefetch)
+static inline __attribute__((always_inline)) CT_TGT void
+NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_inc_t yk,
+             ep_dim_t W, ep_dim_t v0, ep_dim_t nvb, ep_dim_t k0, ep_dim_t kb, T *o, ep_inc_t ow,
+             ep_inc_t ov, int fr, T *buf, ep_dim_t pf)
+{
+    const ep_dim_t H = VL / CT_E, E = CT_E;
+    ep_dim_t pad = (nvb + H - 1) / H * H;
+    // x unit-stride along V and used by one strip of W: its whole tiles
+    // are read in place, only the last, partial one copied (padded with
+    // zeros).  Strips re-read the block: then it is copied, its rows
+    // made adjacent ('ji,jk->ki' (1659,2801) x (1659,24) c64: 64 rows
+    // 22 KB apart, re-read by 8 strips, 7% slower in place).
+    ep_dim_t own = xv == 1 && W <= CT_NW ? nvb / (2 * H) * (2 * H) : 0, bpad = pad - own;
+    // x's block, rows of bpad elements
+    for (ep_dim_t k = 0; k < kb && own < nvb; k++) {
+        const T *s = x + E * ((k0 + k) * xk + (v0 + own) * xv);
+        T *d = buf + E * k * bpad;
+        if (xv == 1) {
+            memcpy(d, s, (size_t)(nvb - own) * E * sizeof(T));
+        } else {
+            for (ep_dim_t e = 0; e < nvb; e++) {
+                d[E * e] = s[E * e * xv];
+                if (CPX) d[E * e + 1] = s[E * e * xv + 1];
+            }
+        }
+        for (ep_dim_t e = E * (nvb - own); e < E * bpad; e++) d[e] = 0;
+    }
+    for (ep_dim_t w0 = 0; w0 < W; w0 += CT_NW) {
+        int nw = W - w0 < CT_NW ? (int)(W - w0) : CT_NW;
+        const T *yq = y + E * (w0 * yw + k0 * yk);
+        for (ep_dim_t vt = 0; vt < nvb; vt += 2 * H) {
+            ep_dim_t rem = nvb - vt;
+            int mv = rem > H ? 2 : 1;
+            const T *b = vt < own ? x + E * (k0 * xk + v0 + vt) : buf + E * (vt - own);
+            if (pf && w0 == 0) {
+                // x's rows of the tile CT_PF tiles on (the next block's
+                // first ones past the last), prefetched as this one runs
+                ep_dim_t t = vt + CT_PF * 2 * H, kq = k0;
+                if (t >= own) { t -= own; kq += kb; }
+                if (t < own && kq + kb <= pf) {
+                    const char *q = (const char *)(x + E * (kq * xk + v0 + t));
+                    for (ep_dim_t k = 0; k < kb; k++, q += E * xk * sizeof(T)) {
+                        __builtin_prefetch(q);
+                        __builtin_prefetch(q + 64);
+                    }
+                }
+            }
+            ep_dim_t ldb = vt < own ? E * xk : E * bpad;
+            NT(ct_fn)[mv - 1][nw - 1](b, ldb, yq, E * yw, E * yk, kb,
+                                      o + E * (w0 * ow + (v0 + vt) * ov), E * ow,
+                                      E * ov, rem < 2 * H ? rem : 2 * H, fr);
+        }
+    }
+}
+
 // The W x K x V loops (strides in elements): x along K and V, y along W
-// and K, the output along W and V.  first: the output's first visit (stored,
-// not added to).  buf: NT(ctile_buffer)() elements.
+// and K, the output along W and V; V elements of the vall the loop has
+// (this thread's part), whose blocks are those of all of V, so that each
+// output element sums the same way however the threads share V out.
+// first: the output's first visit (stored, not added to).  buf:
+// NT(ctile_buffer)() elements.
 static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw,
-                     ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, T *o, ep_inc_t ow,
-                     ep_inc_t ov, int first, T *buf)
+                     ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, ep_dim_t vall, T *o,
+                     ep_inc_t ow, ep_inc_t ov, int first, T *buf)
 {
     const ep_dim_t H = VL / CT_E, E = CT_E;
     // V runs of CT_VB, longer when K is short enough for the block to take
     // them whole: fewer, longer runs of each input and output row (a long
     // V with K = 15 walks 15 input and W output streams a run at a time)
-    ep_dim_t VB = (V + H - 1) / H * H, vmax = CT_VB;
+    ep_dim_t VB = (vall + H - 1) / H * H, vmax = CT_VB;
     if (K * CT_VB < CT_ELEMS) vmax = CT_ELEMS / K / (2 * H) * (2 * H);
     if (VB > vmax) VB = vmax;
     ep_dim_t KB = CT_ELEMS / VB;
     if (KB > CT_KB) KB = CT_KB;
-    for (ep_dim_t v0 = 0; v0 < V; v0 += VB) {
-        ep_dim_t nvb = V - v0 < VB ? V - v0 : VB, pad = (nvb + H - 1) / H * H;
-        // x unit-stride along V and used by one strip of W: its whole tiles
-        // are read in place, only the last, partial one copied (padded with
-        // zeros).  Strips re-read the block: then it is copied, its rows
-        // made adjacent ('ji,jk->ki' (1659,2801) x (1659,24) c64: 64 rows
-        // 22 KB apart, re-read by 8 strips, 7% slower in place).
-        ep_dim_t own = xv == 1 && W <= CT_NW ? nvb / (2 * H) * (2 * H) : 0, bpad = pad - own;
-        for (ep_dim_t k0 = 0; k0 < K; k0 += KB) {
-            ep_dim_t kb = K - k0 < KB ? K - k0 : KB;
-            // x's block, rows of bpad elements
-            for (ep_dim_t k = 0; k < kb && own < nvb; k++) {
-                const T *s = x + E * ((k0 + k) * xk + (v0 + own) * xv);
-                T *d = buf + E * k * bpad;
-                if (xv == 1) {
-                    memcpy(d, s, (size_t)(nvb - own) * E * sizeof(T));
-                } else {
-                    for (ep_dim_t e = 0; e < nvb; e++) {
-                        d[E * e] = s[E * e * xv];
-                        if (CPX) d[E * e + 1] = s[E * e * xv + 1];
-                    }
-                }
-                for (ep_dim_t e = E * (nvb - own); e < E * bpad; e++) d[e] = 0;
-            }
-            int fr = first && k0 == 0;
-            for (ep_dim_t w0 = 0; w0 < W; w0 += CT_NW) {
-                int nw = W - w0 < CT_NW ? (int)(W - w0) : CT_NW;
-                const T *yq = y + E * (w0 * yw + k0 * yk);
-                for (ep_dim_t vt = 0; vt < nvb; vt += 2 * H) {
-                    ep_dim_t rem = nvb - vt;
-                    int mv = rem > H ? 2 : 1;
-                    const T *b = vt < own ? x + E * (k0 * xk + v0 + vt) : buf + E * (vt - own);
-                    ep_dim_t ldb = vt < own ? E * xk : E * bpad;
-                    NT(ct_fn)[mv - 1][nw - 1](b, ldb, yq, E * yw, E * yk, kb,
-                                              o + E * (w0 * ow + (v0 + vt) * ov), E * ow,
-                                              E * ov, rem < 2 * H ? rem : 2 * H, fr);
-                }
-            }
+    ep_dim_t l1, l2, l3;
+    ep_cache_sizes(&l1, &l2, &l3);
+    if (vall > VB && xv == 1 && W <= CT_NW && W * vall * E * (ep_dim_t)sizeof(T) <= l2 / 2) {
+        // x read in place and an output that fits in half of L2: the K
+        // blocks outside one run of all of V, the output re-visited per
+        // block from L1 or L2 (a load and a store per CT_KO FMAs), so x is
+        // read a few rows at a time -- one stretch of memory when it is
+        // unit-stride along V -- a couple of tiles ahead prefetched.
+        // 'ij,jk->ik' F (557,14213) x (14213,3) f32: V runs of 128 each
+        // walking all of K, rows 2.2 KB apart, 4.8 ms; blocks of 16 rows
+        // outside 2.6 ms, numpy 4.0 (blocks of 32 or more rows ran as
+        // slowly as the V runs: more streams than the prefetchers follow).
+        // F (15091,591) x (591,2) f64, rows 120 KB apart: 5.7 ms, 2.7 with
+        // the prefetch (the next block's rows prefetched instead: 3.5 ms,
+        // gone from cache before they are read), numpy 5.9.
+        for (ep_dim_t k0 = 0; k0 < K; k0 += CT_KO) {
+            ep_dim_t kb = K - k0 < CT_KO ? K - k0 : CT_KO;
+            NT(ct_block)(x, xk, xv, y, yw, yk, W, 0, V, k0, kb, o, ow, ov, first && k0 == 0,
+                         buf, K);
         }
+        return;
     }
+    for (ep_dim_t v0 = 0; v0 < V; v0 += VB)
+        for (ep_dim_t k0 = 0; k0 < K; k0 += KB)
+            NT(ct_block)(x, xk, xv, y, yw, yk, W, v0, V - v0 < VB ? V - v0 : VB, k0,
+                         K - k0 < KB ? K - k0 : KB, o, ow, ov, first && k0 == 0, buf, 0);
 }
 
 // elements of the buffer NT(ctile) copies x's blocks into
@@ -211,4 +261,6 @@ static ep_dim_t NT(ctile_buffer)(void)
 #undef CT_KB
 #undef CT_E
 #undef CT_NW
+#undef CT_KO
+#undef CT_PF
 #undef CT_TGT

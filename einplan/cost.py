@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from . import _native, model
-from .nest import (L3_SHARE, gathers_row, operand_bytes, rows_per_start, traffic,
+from .nest import (L3_SHARE, ctile_parts, gathers_row, operand_bytes, rows_per_start, traffic,
                    vector_lanes)
 from .plan import GemmStep, NestStep, ReduceStep
 
@@ -89,6 +89,15 @@ def nest_seconds(step: NestStep, dtype) -> float:
         walked = ([(-(-e // step.block), tuple(s * step.block for s in st))] + loops[:-1]
                   + [(step.block, st)])
     # the small-edge kernel holds the output over its short loop in registers
+    if getattr(step, "ctile", False):
+        # the register-tile kernel: its work (FMAs, copies, tile stores)
+        # and its traffic (x and the output once, y per V run), as the
+        # engine choice prices it (nest.ctile_parts)
+        work, moved = ctile_parts(step.loops, item, str(dtype).startswith("complex"))
+        threads = max(1, min(step.threads, _native.get_num_threads()))
+        t_cpu = work / (NOMINAL_GHZ * 1e9) / threads
+        t_mem = moved / _bandwidth(footprint)
+        return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + STEP_S
     t_mem = traffic(walked, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]
     rows = total / row_n

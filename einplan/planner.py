@@ -762,7 +762,7 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term, rest=())
         else:
             o_st, buf = _out_strides(b)
         step = nest_step(kind, ins, OUT, out_term, {c: o_st[c] for c in c_labels}, sizes,
-                         dtype)
+                         dtype, real_tiles=True)
         b.steps.append(step)
         return None, buf
     dst = b.new_slot()
@@ -772,7 +772,7 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term, rest=())
     for order in orders:
         buf = Buffer(tuple(sizes[c] for c in c_labels), order)
         cand = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes,
-                         dtype, buffer=buf)
+                         dtype, buffer=buf, real_tiles=True)
         if step is None or nest_seconds(cand, dtype) < nest_seconds(step, dtype):
             step = cand
     buf = step.buffer

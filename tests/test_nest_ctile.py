@@ -6,11 +6,13 @@ out by threads, through NestCall descriptors; and the planner's choice of
 it for GEMMs with a short edge (recorded in the NestStep with its reason,
 printed by explain, results equal to numpy's for transposed, sliced and
 negative-stride operands)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import einplan
-from einplan import _native
+from einplan import _native, cost
 from einplan.plan import GemmStep, NestStep
 
 from _gemm_util import assert_sum_close, estrides, rand
@@ -74,11 +76,14 @@ def test_register_tile_kernel(isa, dtype, W, V, one_thread):
 def test_register_tile_kernel_shares_v_out(isa, dtype, W, restore_threads):
     """With no loop outside the kernel's three, two threads share V out:
     each runs its part of V, x and the output offset to it (the parts
-    starting mid-vector), with x read in place or copied; the result is
-    one thread's, to the last bit."""
+    starting mid-vector), with x read in place or copied, and a small
+    output whose K blocks run outside V (blocked by all of V, not by a
+    thread's part); the result is one thread's, to the last bit."""
     rng = np.random.default_rng(W)
-    Kx, V = 70, 2 * 4099 + 3
-    for x in (rand((Kx, V), dtype, rng=rng), rand((Kx, 2 * V), dtype, rng=rng)[:, ::2]):
+    Kx = 70
+    for x in (rand((Kx, 8201), dtype, rng=rng), rand((Kx, 2 * 8201), dtype, rng=rng)[:, ::2],
+              rand((Kx, 203), dtype, rng=rng)):
+        V = x.shape[1]
         y = rand((W, Kx), dtype, rng=rng)
         sx, sy = _st(x), _st(y)
         outs = []
@@ -299,18 +304,32 @@ def test_real_thin_gemm_runs_in_register_tiles_reading_x_in_place(isa, dtype, on
     _close(einplan.einsum("ij,jk->ik", a, b), a @ b, dtype, 30)
 
 
-def test_a_real_path_step_keeps_its_rows(restore_threads):
-    """A path's steps are priced by their rows (cost.nest_seconds), which do
-    not model the register-tile kernel, so a real path step never takes it:
+def test_a_path_step_is_priced_with_its_tiles(restore_threads):
+    """A path's steps may take the register-tile kernel, priced by
+    cost.nest_seconds with its own work and traffic (nest.ctile_parts):
+    'ij,jk,kl,lm->im' F (557,14213) x (14213,3) x ... f32 runs its first
+    step in tiles, A read once in place (2.1 ms for the call, 12.6 ms when
+    the step went to the in-place small GEMM, numpy 4.0), and
     'ia,ib,ic->abc' (8,268) x (8,41) x (8,881) f64 keeps its outer product
-    then GEMM (14 ms), where a tile-priced GEMM step lost the path to one
-    three-operand nest (28 ms, numpy 16)."""
+    then GEMM (14 ms), where a step priced as plain rows lost the path to
+    one three-operand nest (28 ms, numpy 16)."""
     einplan.set_num_threads(1)
     rng = np.random.default_rng(9)
+    ops = [np.asfortranarray(rand((557, 2000), "float32", rng=rng)),
+           rand((2000, 3), "float32", rng=rng), rand((3, 114), "float32", rng=rng),
+           rand((114, 202), "float32", rng=rng)[:, ::2]]
+    steps = _steps("ij,jk,kl,lm->im", *ops)
+    assert steps[0].in_labels == ("ij", "jk") and getattr(steps[0], "ctile", False), steps
+    # priced as tiles: A once and an FMA per vector, not a re-visited row per k
+    tiles = cost.nest_seconds(steps[0], "float32")
+    rows = cost.nest_seconds(dataclasses.replace(steps[0], ctile=False), "float32")
+    assert tiles < 0.5 * rows, (tiles, rows)
+    _close(einplan.einsum("ij,jk,kl,lm->im", *ops),
+           np.einsum("ij,jk,kl,lm->im", *ops, optimize=True), "float32", 2000)
     a = rand((8, 268), "float64", rng=rng)
     b = rand((8, 82), "float64", rng=rng)[:, ::2]
     c = rand((8, 1762), "float64", rng=rng)[:, ::2]
     steps = _steps("ia,ib,ic->abc", a, b, c)
-    assert len(steps) == 2 and not any(getattr(st, "ctile", False) for st in steps), steps
+    assert len(steps) == 2, steps
     _close(einplan.einsum("ia,ib,ic->abc", a, b, c), np.einsum("ia,ib,ic->abc", a, b, c),
            "float64", 8)
