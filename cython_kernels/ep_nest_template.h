@@ -1318,9 +1318,10 @@ NT(rows_dotv_nv)(const int NV, const T *z, ep_inc_t az, const T *w, ep_dim_t n, 
 // ('...ij,j->...i' (219620, 14) f32 in four scalar chains a row: 0.48x
 // numpy).  A load reaches VL - n elements past its row: inside the operand
 // for every row but the last few, whose loads would pass the last row's end
-// (the last element this call may read); those rows go through a
-// zero-padded copy, the same products in the same lanes, so every row's sum
-// has the bits NT(hsum) gives its vector.  Returns R.
+// (the last element this call may read); those rows load the vector ending
+// on their end and move its lanes down, the same products in the same
+// lanes, so every row's sum has the bits NT(hsum) gives its vector.
+// Returns R.
 NT_FN ep_dim_t NT(rows_dotv_part)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep_dim_t R,
                                   T *o, ep_inc_t so, int first, int nf, const T *const *f,
                                   const ep_inc_t *fs)
@@ -1359,10 +1360,24 @@ NT_FN ep_dim_t NT(rows_dotv_part)(const T *z, ep_inc_t az, const T *w, ep_dim_t 
             }
         }
     }
+    // the rest one by one: a load from the row's start while it stays
+    // inside, else the vector ending on the row's end with its lanes moved
+    // down (the same lanes as a load from the start), else -- an operand
+    // shorter than a vector -- a zero-padded copy
+    NT(ivec) down;
+    for (int l = 0; l < VL; l++) down[l] = (l + VL - (int)n) % VL;
     for (; r < R; r++) {
-        T b[VL];
-        for (int l = 0; l < VL; l++) b[l] = l < (int)n ? z[r * az + l] : 0;
-        T x = NT(hsum)(NT(kept)(NT_LD(b) * wv, keep), 1, 0) + (T)0;
+        NT(vec) v;
+        if (r < safe) {
+            v = NT_LD(z + r * az);
+        } else if (r * az + (ep_inc_t)n >= VL) {
+            v = __builtin_shuffle(NT_LD(z + r * az + (ep_inc_t)n - VL), down);
+        } else {
+            T b[VL];
+            for (int l = 0; l < VL; l++) b[l] = l < (int)n ? z[r * az + l] : 0;
+            v = NT_LD(b);
+        }
+        T x = NT(hsum)(NT(kept)(v * wv, keep), 1, 0) + (T)0;
         if (nf) {
             T c[2];
             NT(scale)(nf, f, fs, r, c);

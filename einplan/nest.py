@@ -294,8 +294,8 @@ def _line_cost(strides, itemsize, extent, resident=(), starts=1):
 
 def _dot_rows(table, row, itemsize, complex_=False):
     """Rows per start of ``row`` as the rows of a GEMV's dot form: a unit-stride
-    dot of two inputs into one output element, one input moving along some
-    other loop and the other shared across it, runs a vector of rows at a
+    dot of two inputs into one output element, one input moving along the
+    loop around it and the other shared across it, runs a vector of rows at a
     time (rows_dotv; rows shorter than a vector one load each), so its
     start-up is shared by that many rows ('ij,j->i' (219620, 3) f32: the dot
     form 1.4x faster than the axpy form over i at stride 3; rows of 2 waste
@@ -307,10 +307,15 @@ def _dot_rows(table, row, itemsize, complex_=False):
         return 1
     lanes = vector_lanes(itemsize)
     a, b = moving
-    for c, (e, s) in table.items():
-        if (c != row and e >= lanes and s[-1] != 0 and (s[a] == 0) != (s[b] == 0)
-                and (extent >= lanes or s[a] > 0 or s[b] > 0)):
-            return lanes
+    # the loop that goes right around the row in the stride order
+    # (order_loops): the one of least strides
+    others = [c for c in table if c != row and table[c][0] > 1]
+    if not others:
+        return 1
+    e, s = table[min(others, key=lambda c: sum(abs(x) for x in table[c][1]))]
+    if (e >= lanes and s[-1] != 0 and (s[a] == 0) != (s[b] == 0)
+            and (extent >= lanes or s[a] > 0 or s[b] > 0)):
+        return lanes
     return 1
 
 

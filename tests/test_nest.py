@@ -1746,8 +1746,9 @@ def test_rows_shorter_than_a_vector_load_whole(isa, dtype, one_thread):
     allocation, so the last rows' loads would pass its end) and rows with
     gaps of inf and nan that must stay out of every sum; row counts around
     the vector's multiples; the vector as either input, a scale per row, a
-    strided output and an outer visit that adds.  Equal rows shorter than a
-    vector give equal sums whichever way their row is read."""
+    strided output and an outer visit that adds; rows overlapping one
+    element apart.  Equal rows shorter than a vector give equal sums
+    whichever way their row is read."""
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
     rng = np.random.default_rng(41)
     u = _rand(rng, 80, dtype)
@@ -1782,6 +1783,14 @@ def test_rows_shorter_than_a_vector_load_whole(isa, dtype, one_thread):
                 _native.prepare_nest(dtype, 2, [(R, n + gap, 0, 1), (n, 1, 1, 0)])(
                     (M, v), o, isa=isa)
                 assert np.unique(o[:R]).size == 1, (n, gap, o[:R])
+        # rows overlapping, one element apart (a sliding window): the last
+        # rows' loads would pass the operand's end, and the first of those
+        # start too early for a load ending on their end
+        base = _rand(rng, 40 + n, dtype)
+        win = np.lib.stride_tricks.sliding_window_view(base, n)
+        o = np.full(41, np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(41, 1, 0, 1), (n, 1, 1, 0)])((base, v), o, isa=isa)
+        _close(o, win.astype(np.float64) @ v.astype(np.float64), dtype, n)
 
 
 def test_short_dot_rows_against_a_shared_vector_take_the_dot_form():
@@ -1793,6 +1802,10 @@ def test_short_dot_rows_against_a_shared_vector_take_the_dot_form():
     for n, row in ((3, "j"), (5, "j"), (2, "i")):
         table = {"i": (219620, (n, 0, 1)), "j": (n, (1, 1, 0))}
         assert nest.order_loops(table, 4)[-1] == row, n
+    # both inputs move along the loop that would go around rows of c: no
+    # vector shared by the rows ('abc,bc->a' with a outermost)
+    table = {"a": (532, (1626, 0, 1)), "b": (542, (3, 3, 0)), "c": (3, (1, 1, 0))}
+    assert nest.order_loops(table, 4)[-1] == "b"
     A = np.random.default_rng(5).random((4099, 3), dtype=np.float32)
     x = np.random.default_rng(6).random(3, dtype=np.float32)
     step = einplan.explain("ij,j->i", A, x).plan.steps[0]

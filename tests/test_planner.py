@@ -612,6 +612,23 @@ def test_small_operand_strided_along_the_row_made_contiguous_once():
     assert len(plan_for("bij,bj->bi", A2, B2).steps) == 1
 
 
+def test_small_operand_walked_against_the_large_one_made_contiguous_once():
+    """A small operand in the large one's axis order but reversed along one
+    of them ('abc,bc->a' (532,542,3) x (542,3)[::-1] f32: b and c do not
+    merge, and each row of the large one ran as strided dots of 3, 0.1x
+    numpy) is copied once forward, then one nest runs rows of b*c; one
+    reversed along with the large one is read in place."""
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((532, 542, 3)).astype(np.float32)
+    B = rng.standard_normal((542, 3)).astype(np.float32)[::-1]
+    copy, nest = plan_for("abc,bc->a", A, B).steps
+    assert isinstance(copy, ReduceStep) and copy.kind is KernelKind.COPY and copy.src == 1
+    assert isinstance(nest, NestStep) and [lp.extent for lp in nest.loops] == [532, 542 * 3]
+    np.testing.assert_allclose(einplan.einsum("abc,bc->a", A, B), np.einsum("abc,bc->a", A, B),
+                               rtol=1e-4, atol=1e-4)
+    assert len(plan_for("abc,bc->a", A[:, ::-1], B).steps) == 1
+
+
 def test_row_across_pages_of_a_large_operand_is_priced_as_lines_at_latency():
     """'abc,cb->a' (105,16972,7) f64 with B (7,16972) sliced: a nest that
     runs 'a' (a page apart in A) as its row waits for memory at every line;

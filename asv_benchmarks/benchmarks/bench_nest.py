@@ -9,12 +9,14 @@
   Hadamard   'ab,ba->ab' F x C f32 (58,357), 'ij,ij,ij->i' 1000^2 f64 (one pass)
   PermutedGemv  'ij,j->i' 4096^2 f64 with the matrix C- or F-ordered (dot form
              vs axpy form), '...ij,j->...i' (3,5,5146,7) f64 (short rows),
-             'ij,j->i' (65536,16) f32 (a vector of rows at a time) and
+             'ij,j->i' (65536,16) f32 (a vector of rows at a time),
+             (219620,14) f32 (rows shorter than a vector, one load each) and
              (200,10000) c128 (long complex rows two at a time)
   ShortKGemm 'ij,jk->ik' with k <= 8: point sets times 3x3 / 4x4 matrices, a
              rank-5 update (the small-edge kernel against the packed engine)
   ShortEdgeGemm  a real GEMM with n <= 4, A unit-stride along m: the
-             register-tile kernel reading A once in place
+             register-tile kernel reading A once in place (blocks of K
+             across all of m when the output is small)
 """
 import numpy as np
 
@@ -143,7 +145,8 @@ class PermutedGemv(ThreadsMixin):
     (rows along the unit-stride m) for an F-ordered one; short rows run the
     loop around them in one call; short contiguous rows a vector of rows at
     a time, long complex rows two at a time.  Hand-written: A @ x."""
-    params = [["C", "F", "batched-short", "rows16-f32", "long-c128"], IMPLS, THREADS]
+    params = [["C", "F", "batched-short", "rows16-f32", "rows14-f32", "long-c128"], IMPLS,
+              THREADS]
     param_names = ["layout", "impl", "threads"]
 
     def setup(self, layout, impl, threads):
@@ -153,6 +156,8 @@ class PermutedGemv(ThreadsMixin):
             spec = "...ij,j->...i"
         elif layout == "rows16-f32":
             A, x = rnd((65536, 16), np.float32, seed=50), rnd((16,), np.float32, seed=51)
+        elif layout == "rows14-f32":
+            A, x = rnd((219620, 14), np.float32, seed=55), rnd((14,), np.float32, seed=56)
         elif layout == "long-c128":
             A, x = _complex((200, 10000), 52), _complex((10000,), 54)
         else:
@@ -197,9 +202,10 @@ class ShortEdgeGemm(ThreadsMixin):
     registers, priced against the packed engine.  'proj2' F (30000, 30) x
     (30, 2) f32 (a projection onto two vectors), 'proj3' F (30000, 30) x
     (30, 3) f64, 'iab' 'iab,bc->aic' (2, 5713, 28) with b outermost x
-    (28, 2) f64 (the sweep's case).  Hand-written: A @ B (tensordot for
-    'iab')."""
-    params = [["proj2", "proj3", "iab"], IMPLS, THREADS]
+    (28, 2) f64 (the sweep's case), 'tall' F (557, 14213) x (14213, 3) f32
+    (a long k, the small output re-visited per block of k).  Hand-written:
+    A @ B (tensordot for 'iab')."""
+    params = [["proj2", "proj3", "iab", "tall"], IMPLS, THREADS]
     param_names = ["case", "impl", "threads"]
 
     def setup(self, case, impl, threads):
@@ -209,9 +215,10 @@ class ShortEdgeGemm(ThreadsMixin):
             self.fn = make_call(impl, "iab,bc->aic", [A, B],
                                 hand=lambda: np.tensordot(A, B, 1).transpose(1, 0, 2))
         else:
-            n, dt = (2, np.float32) if case == "proj2" else (3, np.float64)
-            A = np.asfortranarray(rnd((30000, 30), dt, seed=52))
-            B = rnd((30, n), dt, seed=53)
+            m, k, n, dt = {"proj2": (30000, 30, 2, np.float32), "proj3": (30000, 30, 3, np.float64),
+                           "tall": (557, 14213, 3, np.float32)}[case]
+            A = np.asfortranarray(rnd((m, k), dt, seed=52))
+            B = rnd((k, n), dt, seed=53)
             self.fn = make_call(impl, "ij,jk->ik", [A, B], hand=lambda: A @ B)
         self.pin(threads)
         warm(self.fn)
