@@ -1234,6 +1234,33 @@ static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(hsums_vec)(NT(vec
     return __builtin_shuffle(v[0], rev);
 }
 
+// The sums of rows r .. r+VL-1 (vector q's lanes are row r+q's products),
+// reduced together, each times its row's scale, into the output
+static inline __attribute__((always_inline)) NT_TGT void
+NT(dotv_put)(NT(vec) *s, ep_dim_t r, T *o, ep_inc_t so, int first, int nf,
+             const T *const *f, const ep_inc_t *fs)
+{
+    NT(vec) x = NT(hsums_vec)(s) + (T)0;
+    if (nf) {
+        NT(vec) sc;
+        for (int q = 0; q < VL; q++) {
+            T c[2];
+            NT(scale)(nf, f, fs, r + q, c);
+            sc[q] = c[0];
+        }
+        x *= sc;
+    }
+    if (so == 1) {
+        T *d = o + r;
+        NT_ST(d, first ? x : NT_LD(d) + x);
+    } else {
+        for (int q = 0; q < VL; q++) {
+            T *d = o + (r + q) * so;
+            *d = first ? x[q] : *d + x[q];
+        }
+    }
+}
+
 // Short contiguous rows z (VL <= n <= NB, rows az apart) dotted with one
 // vector w shared by every row, VL rows at a time, each row whole before the
 // next (one stream where the rows are end to end): each row's products
@@ -1288,25 +1315,7 @@ NT(rows_dotv_nv)(const int NV, const T *z, ep_inc_t az, const T *w, ep_dim_t n, 
             }
         }
 #undef NT_ZV
-        NT(vec) x = NT(hsums_vec)(s) + (T)0;
-        if (nf) {
-            NT(vec) sc;
-            for (int q = 0; q < VL; q++) {
-                T c[2];
-                NT(scale)(nf, f, fs, r + q, c);
-                sc[q] = c[0];
-            }
-            x *= sc;
-        }
-        if (so == 1) {
-            T *d = o + r;
-            NT_ST(d, first ? x : NT_LD(d) + x);
-        } else {
-            for (int q = 0; q < VL; q++) {
-                T *d = o + (r + q) * so;
-                *d = first ? x[q] : *d + x[q];
-            }
-        }
+        NT(dotv_put)(s, r, o, so, first, nf, f, fs);
     }
     return r;
 }
@@ -1340,25 +1349,7 @@ NT_FN ep_dim_t NT(rows_dotv_part)(const T *z, ep_inc_t az, const T *w, ep_dim_t 
         NT(vec) s[VL];
 #pragma GCC unroll 16
         for (int q = 0; q < VL; q++) s[q] = NT(kept)(NT_LD(z + (r + q) * az) * wv, keep);
-        NT(vec) x = NT(hsums_vec)(s) + (T)0;
-        if (nf) {
-            NT(vec) sc;
-            for (int q = 0; q < VL; q++) {
-                T c[2];
-                NT(scale)(nf, f, fs, r + q, c);
-                sc[q] = c[0];
-            }
-            x *= sc;
-        }
-        if (so == 1) {
-            T *d = o + r;
-            NT_ST(d, first ? x : NT_LD(d) + x);
-        } else {
-            for (int q = 0; q < VL; q++) {
-                T *d = o + (r + q) * so;
-                *d = first ? x[q] : *d + x[q];
-            }
-        }
+        NT(dotv_put)(s, r, o, so, first, nf, f, fs);
     }
     // the rest one by one: a load from the row's start while it stays
     // inside, else the vector ending on the row's end with its lanes moved

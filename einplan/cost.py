@@ -88,7 +88,6 @@ def nest_seconds(step: NestStep, dtype) -> float:
         e, st = loops[-1]
         walked = ([(-(-e // step.block), tuple(s * step.block for s in st))] + loops[:-1]
                   + [(step.block, st)])
-    # the small-edge kernel holds the output over its short loop in registers
     if getattr(step, "ctile", False):
         # the register-tile kernel: its work (FMAs, copies, tile stores)
         # and its traffic (x and the output once, y per V run), as the
@@ -98,6 +97,7 @@ def nest_seconds(step: NestStep, dtype) -> float:
         t_cpu = work / (NOMINAL_GHZ * 1e9) / threads
         t_mem = moved / _bandwidth(footprint)
         return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + STEP_S
+    # the small-edge kernel holds the output over its short loop in registers
     t_mem = traffic(walked, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]
     rows = total / row_n

@@ -1072,16 +1072,11 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     return -1
 
 
-def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None,
-              real_tiles=False):
+def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None):
     """The NestStep computing ``out = sum prod(ins)``.
 
     ``ins``: (slot, labels, element strides) per input; ``out_strides``:
-    element stride of each destination label of extent > 1.  ``real_tiles``:
-    a real step may take the register-tile kernel -- a two-operand call's
-    whole nest; a path's steps are priced by cost.nest_seconds, which prices
-    their rows, not its tiles ('ia,ib,ic->abc' (8,268) x (8,41) x (8,881)
-    f64 lost its GEMM step to one nest, 14 -> 28 ms).
+    element stride of each destination label of extent > 1.
     """
     itemsize = _itemsize(dtype)
     labels = []
@@ -1099,7 +1094,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     edge = _short_edge(loops, itemsize, len(ins), is_complex)
     short = 0
     ctile = None
-    if len(ins) == 2 and (is_complex or (real_tiles and edge is None)):
+    if len(ins) == 2 and (is_complex or edge is None):
         # a real GEMM with a short edge the small-edge kernel takes stays
         # there: it holds the short loop in registers along a long output row
         # ('ij,jk->ik' (40000,4) x (4,100) f64: 2.0 ms there, 4.4 ms as tiles)

@@ -634,8 +634,7 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
         kind = step_kind(2, r.m, r.n, r.k)
     else:
         kind = step_kind(len(views), "", "", "")
-    step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype,
-                     real_tiles=True)
+    step = nest_step(kind, ins, OUT, spec.output, {c: o_st[c] for c in out_eff}, sizes, dtype)
     return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
                 scalar_result=(len(shape) == 0), options=b.options.key(),
                 fallback_subscripts=spec.plain_subscripts(), n_slots=len(views))
@@ -772,7 +771,7 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term, rest=())
         else:
             o_st, buf = _out_strides(b)
         step = nest_step(kind, ins, OUT, out_term, {c: o_st[c] for c in c_labels}, sizes,
-                         dtype, real_tiles=True)
+                         dtype)
         b.steps.append(step)
         return None, buf
     dst = b.new_slot()
@@ -782,7 +781,7 @@ def _nest_pair_step(b, x, y, c_labels, c_fixed, final, dtype, out_term, rest=())
     for order in orders:
         buf = Buffer(tuple(sizes[c] for c in c_labels), order)
         cand = nest_step(kind, ins, dst, c_labels, dict(zip(c_labels, buf.strides)), sizes,
-                         dtype, buffer=buf, real_tiles=True)
+                         dtype, buffer=buf)
         if step is None or nest_seconds(cand, dtype) < nest_seconds(step, dtype):
             step = cand
     buf = step.buffer
