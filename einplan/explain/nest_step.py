@@ -17,7 +17,9 @@ def build(ctx, i, step) -> Step:
                      dict(zip(step.out_labels, step.buffer.strides)), f"nest of {srcs}")
         ctx.copy(f"step {i + 1}: intermediate '{ctx.d(step.out_labels)}'",
                  prod(step.buffer.shape) * ctx.dtype.itemsize,
-                 "result of a pairwise step, read by a later one")
+                 "result of a pairwise step, read by a later one" if len(step.inputs) > 1
+                 else "a block of the operand summed over the loops outside it, "
+                      "then over its own summed axes")
     ins = tuple(ctx.slot(s) for s in step.inputs)
     names = [f"in{j}" for j in range(len(step.inputs))] + ["out"]
     loops = tuple(NestLoopDesc(ctx.d(lp.labels), int(lp.extent),
