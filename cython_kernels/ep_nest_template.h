@@ -1385,6 +1385,7 @@ NT_FN ep_dim_t NT(rows_dotv)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
                              const ep_inc_t *fs, int seq)
 {
     switch (n / VL) {
+    case 0: return NT(rows_dotv_part)(z, az, w, n, R, o, so, first, nf, f, fs);
     case 1: return NT(rows_dotv_nv)(1, z, az, w, n, R, o, so, first, nf, f, fs, seq);
     case 2: return NT(rows_dotv_nv)(2, z, az, w, n, R, o, so, first, nf, f, fs, seq);
     case 3: return NT(rows_dotv_nv)(3, z, az, w, n, R, o, so, first, nf, f, fs, seq);
@@ -1886,14 +1887,12 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // memory they run in the measured stream order (seq).
     // short dot rows against one vector shared by every row, into an output
     // element each: a vector of rows at a time (rows_dotv)
-    int dotv = contig && nm == 2 && (rs[0] == 0) != (rs[1] == 0) && so != 0
-               && R >= VL && n >= VL && n * (ep_dim_t)sizeof(T) <= NT_DOTV_BYTES;
-    // rows shorter than a vector: one load each (rows_dotv_part); a row's
-    // unused lanes cost less than the scalar products of dot4w ('ij,j->i'
-    // (200000, 4..8) f32: 0.6-0.9x numpy there, 2.3-3.0x here)
-    const int dotp = contig && nm == 2 && (rs[0] == 0) != (rs[1] == 0) && so != 0
-                     && R >= VL && n >= 2 && n < VL && (rs[0] > 0 || rs[1] > 0);
-    dotv |= dotp;
+    // (rows shorter than a vector too, one load each, rows_dotv_part: a
+    // row's unused lanes cost less than the scalar products of dot4w,
+    // 'ij,j->i' (200000, 4..8) f32 0.6-0.9x numpy there, 2.3-3.0x here)
+    const int dotv = contig && nm == 2 && (rs[0] == 0) != (rs[1] == 0) && so != 0
+                     && R >= VL && n * (ep_dim_t)sizeof(T) <= NT_DOTV_BYTES
+                     && (n >= VL || (n >= 2 && (rs[0] > 0 || rs[1] > 0)));
     int vec4 = !dotv && contig && nm >= 1 && nm <= 2 && n >= VL
                && (n * (ep_dim_t)sizeof(T) <= 512
                    || (nm == 1 && rs[0] == (ep_inc_t)n && n * (ep_dim_t)sizeof(T) <= 2048));
@@ -2126,9 +2125,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     const int zi = rs[0] == 0 ? 1 : 0;
     const T *zr = p[nm == 2 ? zi : 0], *ws = p[nm == 2 ? 1 - zi : 0];
     ep_inc_t az = rs[zi];
-    if (dotp)
-        r = NT(rows_dotv_part)(zr, az, ws, n, R, o, so, first, nf, f, fs);
-    else if (dotv)
+    if (dotv)
         r = NT(rows_dotv)(zr, az, ws, n, R, o, so, first, nf, f, fs, seq);
     if ((r == 0 || dotv) && nm == 2 && contig && R - r >= 4 && (rs[0] == 0) != (rs[1] == 0)
         && (dotv || n * (ep_dim_t)sizeof(T) >= 4096 || (az == (ep_inc_t)n && n >= 4 * VL)))

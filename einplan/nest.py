@@ -158,6 +158,17 @@ VEC4_BYTES = 512     # longest row the rows kernel sums four at a time (vec4) ..
 VEC4_RUN_BYTES = 2048  # ... and of a single input's rows end to end
 
 
+def _runs_dotv(n, R, rs, out_step, itemsize) -> bool:
+    """Whether R unit-stride dots of n into an output element each (the
+    output ``out_step`` apart), the two inputs ``rs`` apart from row to row,
+    run a vector of rows at a time (rows_dotv): one input shared by every
+    row, the other moving forward when the rows are shorter than a vector
+    (rows_dotv_part reads past each row's end)."""
+    lanes = vector_lanes(itemsize)
+    return ((rs[0] == 0) != (rs[1] == 0) and out_step != 0 and R >= lanes
+            and n * itemsize <= DOTV_BYTES and (n >= lanes or (n >= 2 and max(rs) > 0)))
+
+
 def rows_per_start(loops, itemsize, complex_=False):
     """(rows per row start, inputs folded) of the rows kernel
     (ep_nest_template.h's rows_sum) on real row sums: contiguous rows
@@ -181,9 +192,7 @@ def rows_per_start(loops, itemsize, complex_=False):
     if len(rs) >= 3 and k >= 2 and n <= FOLD_ROW and R >= 4:
         rs, folded = [0] + rs[k:], k - 1
     lanes = vector_lanes(itemsize)
-    if (len(rs) == 2 and (rs[0] == 0) != (rs[1] == 0) and outer.strides[-1] != 0
-            and R >= lanes and n * itemsize <= DOTV_BYTES
-            and (n >= lanes or (n >= 2 and max(rs) > 0))):
+    if len(rs) == 2 and _runs_dotv(n, R, rs, outer.strides[-1], itemsize):
         return lanes, folded
     if len(rs) <= 2 and n >= lanes and (n * itemsize <= VEC4_BYTES or (
             len(rs) == 1 and rs[0] == n and n * itemsize <= VEC4_RUN_BYTES)):
@@ -302,20 +311,15 @@ def _dot_rows(table, row, itemsize, complex_=False):
     too many lanes, 2x slower)."""
     extent, st = table[row]
     moving = [j for j, s in enumerate(st[:-1]) if s != 0]
-    if (complex_ or st[-1] != 0 or len(moving) != 2 or any(st[j] != 1 for j in moving)
-            or extent < 3 or extent * itemsize > DOTV_BYTES):
-        return 1
-    lanes = vector_lanes(itemsize)
-    a, b = moving
     # the loop that goes right around the row in the stride order
     # (order_loops): the one of least strides
     others = [c for c in table if c != row and table[c][0] > 1]
-    if not others:
+    if (complex_ or st[-1] != 0 or len(moving) != 2 or any(st[j] != 1 for j in moving)
+            or extent < 3 or not others):
         return 1
     e, s = table[min(others, key=lambda c: sum(abs(x) for x in table[c][1]))]
-    if (e >= lanes and s[-1] != 0 and (s[a] == 0) != (s[b] == 0)
-            and (extent >= lanes or s[a] > 0 or s[b] > 0)):
-        return lanes
+    if _runs_dotv(extent, e, [s[j] for j in moving], s[-1], itemsize):
+        return vector_lanes(itemsize)
     return 1
 
 

@@ -102,23 +102,21 @@ def single_operand_plan(spec, info, dtype, options, out_info, shape) -> Plan:
         # a sum over axes (a trace, 'ijk->j'): one nest over the diagonal view
         o_st = dict(zip(spec.output, (out_info.strides if buf is None else buf.strides)))
         block = _kept_block(v, out_eff, sizes, np.dtype(dtype).itemsize) if summed else None
+        src = (0, v.labels, v.strides)
+        steps = ()
         if block is not None:
             # the sum over the loops outside the block first, a block-sized
             # row at a time, then the block's own summed axes
             tmp = Buffer(tuple(sizes[c] for c in block), tuple(range(len(block))))
-            first = nest_step(kind, [(0, v.labels, v.strides)], 1, block,
-                              dict(zip(block, tmp.strides)), sizes, dtype, buffer=tmp)
-            last = nest_step(kind, [(1, block, tmp.strides)], OUT, spec.output,
-                             {c: o_st[c] for c in out_eff}, sizes, dtype)
-            return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(first, last),
-                        out_cast=out_cast, scalar_result=(len(shape) == 0),
-                        options=options.key(), fallback_subscripts=spec.plain_subscripts(),
-                        n_slots=2)
-        step = nest_step(kind, [(0, v.labels, v.strides)], OUT, spec.output,
-                         {c: o_st[c] for c in out_eff}, sizes, dtype)
+            steps = (nest_step(kind, [src], 1, block, dict(zip(block, tmp.strides)), sizes,
+                               dtype, buffer=tmp),)
+            src = (1, block, tmp.strides)
+        steps += (nest_step(kind, [src], OUT, spec.output, {c: o_st[c] for c in out_eff},
+                            sizes, dtype),)
     else:
-        step = ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
-                          buf, kind, as_view=as_view)
-    return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=(step,),
+        steps = (ReduceStep(0, OUT, src_labels, src_shape, src_strides, sum_axes, spec.output,
+                            buf, kind, as_view=as_view),)
+    return Plan(spec.inputs, spec.output, shape, dtype, buf, steps=steps,
                 out_cast=out_cast, scalar_result=(len(shape) == 0),
-                options=options.key(), fallback_subscripts=spec.plain_subscripts(), n_slots=1)
+                options=options.key(), fallback_subscripts=spec.plain_subscripts(),
+                n_slots=len(steps))
