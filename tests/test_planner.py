@@ -627,6 +627,15 @@ def test_small_operand_walked_against_the_large_one_made_contiguous_once():
     np.testing.assert_allclose(einplan.einsum("abc,bc->a", A, B), np.einsum("abc,bc->a", A, B),
                                rtol=1e-4, atol=1e-4)
     assert len(plan_for("abc,bc->a", A[:, ::-1], B).steps) == 1
+    # reversed, but outside the large one's rows, which a copy would not
+    # lengthen: 'abcd,cb->ad' (20,2,3,263) x (3,2)[::-1], its rows of 263
+    # contiguous either way; the copy's fixed cost made it 0.65x numpy
+    A4 = rng.standard_normal((20, 2, 3, 263))
+    B2 = rng.standard_normal((3, 2))[::-1]
+    (nest,) = plan_for("abcd,cb->ad", A4, B2).steps
+    assert isinstance(nest, NestStep) and nest.loops[-1].extent == 263
+    np.testing.assert_allclose(einplan.einsum("abcd,cb->ad", A4, B2),
+                               np.einsum("abcd,cb->ad", A4, B2), rtol=1e-12)
 
 
 def test_row_across_pages_of_a_large_operand_is_priced_as_lines_at_latency():
