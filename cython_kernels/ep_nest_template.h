@@ -2614,8 +2614,7 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
         NT(rows_period)(nm, p[0] + back, p[nm - 1] + back, n, R, o, first);
         return 1;
     }
-    if ((n >= VL || nm == 2 || nf) && (nm == 2 || nf || n >= 17) &&
-        n <= NT_PERIOD_V * VL + VL - 1) {
+    if ((n >= VL || nm == 2 || nf) && n <= NT_PERIOD_V * VL + VL - 1) {
         NT(rows_into_one_way)(n < VL ? NT_SMALL : NT_HELD, nm, p[0], r0, p[nm - 1], r1, w, rw,
                               n, R, o, first);
         return 1;
