@@ -295,17 +295,18 @@ static void ep_short(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
 }
 
 // The register-tile kernel over the three innermost loops W, K, V
-// (see ep_nest_ctile_template.h); [lo, hi) of V (this thread's part when
-// the threads share V out).
-static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first, ep_dim_t lo,
-                     ep_dim_t hi)
+// (see ep_nest_ctile_template.h); [wlo, whi) of W and [vlo, vhi) of V (this
+// thread's part when the threads share W or V out).
+static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first, ep_dim_t wlo,
+                     ep_dim_t whi, ep_dim_t vlo, ep_dim_t vhi)
 {
     const ep_nest_desc_t *d = c->d;
     int w = c->inner - 2, k = c->inner - 1, v = c->inner, x = c->cx, y = 1 - c->cx;
-    c->rows->ctile(ptr[x] + lo * d->stride[x][v] * c->es, d->stride[x][k], d->stride[x][v],
-                   ptr[y], d->stride[y][w], d->stride[y][k], d->extent[w], d->extent[k],
-                   hi - lo, d->extent[v], ptr[2] + lo * d->stride[2][v] * c->es, d->stride[2][w],
-                   d->stride[2][v], first, c->sbuf);
+    c->rows->ctile(ptr[x] + vlo * d->stride[x][v] * c->es, d->stride[x][k], d->stride[x][v],
+                   ptr[y] + wlo * d->stride[y][w] * c->es, d->stride[y][w], d->stride[y][k],
+                   whi - wlo, d->extent[k], vhi - vlo, d->extent[v], d->extent[w],
+                   ptr[2] + (wlo * d->stride[2][w] + vlo * d->stride[2][v]) * c->es,
+                   d->stride[2][w], d->stride[2][v], first, c->sbuf);
 }
 
 static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_dim_t n, int first)
@@ -429,8 +430,10 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         return;
     }
     if (c->ctile && dpt == c->inner - 2) {
-        if (c->split == c->inner) ep_ctile(c, ptr, first, lo, hi);
-        else ep_ctile(c, ptr, first, 0, d->extent[c->inner]);
+        ep_dim_t W = d->extent[dpt], V = d->extent[c->inner];
+        if (c->split == c->inner) ep_ctile(c, ptr, first, 0, W, lo, hi);
+        else if (c->split == dpt) ep_ctile(c, ptr, first, lo, hi, 0, V);
+        else ep_ctile(c, ptr, first, 0, W, 0, V);
         return;
     }
     if (c->shortk && dpt >= c->inner - 2) {
@@ -551,7 +554,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->tile <= 0 &&
-        (c->split < c->inner - 2 || c->split == c->inner)) {
+        c->split != c->inner - 1) {
         // the register-tile kernel's shape: x constant along W, y along V,
         // the output along K, every other stride of the three not 0
         int w = c->inner - 2, k = c->inner - 1, v = c->inner;

@@ -204,14 +204,14 @@ NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_i
 }
 
 // The W x K x V loops (strides in elements): x along K and V, y along W
-// and K, the output along W and V; V elements of the vall the loop has
-// (this thread's part), whose blocks are those of all of V, so that each
-// output element sums the same way however the threads share V out.
-// first: the output's first visit (stored, not added to).  buf:
-// NT(ctile_buffer)() elements.
+// and K, the output along W and V; W and V elements of the wall and vall
+// the loops have (this thread's part), whose blocks are those of all of W
+// and V, so that each output element sums the same way however the
+// threads share W or V out.  first: the output's first visit (stored, not
+// added to).  buf: NT(ctile_buffer)() elements.
 static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw,
-                     ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, ep_dim_t vall, T *o,
-                     ep_inc_t ow, ep_inc_t ov, int first, T *buf)
+                     ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, ep_dim_t vall,
+                     ep_dim_t wall, T *o, ep_inc_t ow, ep_inc_t ov, int first, T *buf)
 {
     const ep_dim_t H = VL / CT_E, E = CT_E;
     // V runs of CT_VB, longer when K is short enough for the block to take
@@ -224,7 +224,7 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
     if (KB > CT_KB) KB = CT_KB;
     ep_dim_t l1, l2, l3;
     ep_cache_sizes(&l1, &l2, &l3);
-    if (vall > VB && xv == 1 && W <= CT_NW && W * vall * E * (ep_dim_t)sizeof(T) <= l2 / 2) {
+    if (vall > VB && xv == 1 && wall <= CT_NW && wall * vall * E * (ep_dim_t)sizeof(T) <= l2 / 2) {
         // x read in place and an output that fits in half of L2: the K
         // blocks outside one run of all of V, the output re-visited per
         // block from L1 or L2 (a load and a store per CT_KO FMAs), so x is

@@ -1068,8 +1068,12 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     row = loops[-1]
     if short and inner != 2:
         # the register-tile kernel: its V loop, when long, in parts ('ij,jk->ik'
-        # (30000,30) F x (30,3) f64 with no loop outside the kernel's three)
-        return len(loops) - 1 if row.extent * itemsize >= ROW_SPLIT_BYTES else -1
+        # (30000,30) F x (30,3) f64 with no loop outside the kernel's three),
+        # else its W loop, when it spans several strips ('ij,kj->ik' (244,2) x
+        # (32816,2) c128: each thread writes its own half of a 128 MB output)
+        if row.extent * itemsize >= ROW_SPLIT_BYTES:
+            return len(loops) - 1
+        return len(loops) - 3 if loops[-3].extent >= 2 * max(CTILE_NW.values()) else -1
     if (len(loops) == 1 and not short) or (not tile and row.strides[-1] != 0
                                            and row.extent * itemsize >= ROW_SPLIT_BYTES):
         return len(loops) - 1

@@ -163,7 +163,10 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         b = _builder(spec, infos, options, out_info, gemm_only, dtype)
         # 2f: the whole call as one loop nest when its step is not worth a GEMM
         if _whole_call_nest(b, views, infos, dtype, out_eff):
-            plan = _nest_plan(b, views, dtype, shape, out_eff)
+            plan, laid = _ctile_out_layout(b, views, dtype, shape, out_eff,
+                                           _nest_plan(b, views, dtype, shape, out_eff))
+            if laid:
+                plan = replace(plan, steps=(replace(plan.steps[0], why=laid[2:]),))
             # a real thin GEMM: planned on the packed engine too, the cheaper
             # runs (complex stays in the nest: the packed engine's 1m panels,
             # twice B's bytes and padded to whole tiles, cost more than its
@@ -173,7 +176,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
                 if engine == "gemm" and gemm.fallback is None:
                     return _with_why(gemm, why)
-                return replace(plan, steps=(replace(plan.steps[0], why=why),))
+                return replace(plan, steps=(replace(plan.steps[0], why=why + laid),))
             return _relayout_or(plan, b, views, dtype, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
         tiles = _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype,

@@ -101,6 +101,34 @@ def test_register_tile_kernel_shares_v_out(isa, dtype, W, restore_threads):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("W", [5, 7, 9, 40])
+def test_register_tile_kernel_shares_w_out(isa, dtype, W, restore_threads):
+    """With no loop outside the kernel's three and V short, two threads
+    share W out: each runs its part of W, y and the output offset to it,
+    x read in place or copied; a thread's part of one strip or less blocks
+    K as all of W does (W = 5, 7: parts that alone would run their K blocks
+    outside V), so the result is one thread's, to the last bit."""
+    rng = np.random.default_rng(W)
+    Kx = 70
+    for x in (rand((Kx, 203), dtype, rng=rng), rand((Kx, 2 * 203), dtype, rng=rng)[:, ::2]):
+        V = x.shape[1]
+        y = rand((W, Kx), dtype, rng=rng)
+        sx, sy = _st(x), _st(y)
+        outs = []
+        for threads in (1, 2):
+            einplan.set_num_threads(threads)
+            o = np.full((W, V), np.nan, dtype)
+            so = _st(o)
+            call = _native.prepare_nest(dtype, 2, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
+                                                   (V, sx[1], 0, so[1])],
+                                        split=0, threads=threads, short=2)
+            call((x, y), o, isa=isa)
+            outs.append(o)
+        _close(outs[1], y @ x, dtype, Kx)
+        np.testing.assert_array_equal(outs[1], outs[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_register_tile_kernel_outer_loops(isa, dtype, one_thread):
     """Loops outside the kernel: a summed one (first visit stores, later
     ones add), a batch loop every operand moves along, x as input 1 (y
@@ -269,6 +297,17 @@ def test_register_tile_kernel_writes_a_fresh_output_along_its_vectors(one_thread
         out = np.zeros((4, 9518, 19), dtype)
         einplan.einsum("abc,cd->adb", a, b, out=out)
         _close(out, want, dtype, 7)
+        # a call run whole as one nest (k = 2: no GEMM priced) too: 'ij,kj->ik'
+        # (244,2) x (32816,2) c128 wrote a 128 MB output element by element,
+        # a page apart (0.5x numpy)
+        a = rand((64, 2), dtype, rng=rng)
+        b = rand((2 * 3000, 2), dtype, rng=rng)[::2]
+        (step,) = _steps("ij,kj->ik", a, b)
+        assert step.ctile and step.loops[-1].labels == "i", step
+        assert "the output laid out with 'i' innermost" in step.why, step.why
+        got = einplan.einsum("ij,kj->ik", a, b)
+        assert got.strides[0] == got.itemsize, got.strides
+        _close(got, a @ b.T, dtype, 2)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

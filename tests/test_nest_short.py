@@ -333,29 +333,30 @@ def _ctile_prices(why):
 
 
 def test_engines_priced_at_the_threads_they_run_with(restore_threads):
-    """'ij,kj->ik' (500, 12) x (500, 12), both F order, complex64: the
-    register-tile kernel runs its three loops innermost, so no loop is left
-    for a second thread, while the packed engine shares the GEMM out.  Each
-    engine's cycles are shared by the threads it runs with: at two threads
-    the kernel's price stays, the packed engine's halves, and the engine
-    that runs is the one the prices pick (nest.ctile_gemm_margin())."""
+    """'ij,kj->ik', both F order, complex64: the register-tile kernel runs
+    its three loops innermost (W = k, K = j, V = i), so a second thread
+    shares W out when it spans two strips or more ((500, 12) x (500, 12))
+    and none is used when W is one strip and V short ((1000, 64) x (6,
+    64)), while the packed engine shares the GEMM out.  Each engine's
+    cycles are shared by the threads it runs with, and the engine that runs
+    is the one the prices pick (nest.ctile_gemm_margin())."""
     from einplan.plan import GemmStep
     rng = np.random.default_rng(12)
-    a = np.asfortranarray(rand((500, 12), "complex64", rng=rng))
-    b = np.asfortranarray(rand((500, 12), "complex64", rng=rng))
-    prices = {}
-    for threads in (1, 2):
-        einplan.set_num_threads(threads)
-        (step,) = _steps("ij,kj->ik", a, b)
-        cn, tn, cg, tg = prices[threads] = _ctile_prices(step.why)
-        assert (tn, tg) == (1, threads), step.why
-        want = GemmStep if cg < nest.ctile_gemm_margin() * cn else NestStep
-        assert isinstance(step, want) and step.why.startswith(f"{step.engine} by"), step
-        assert getattr(step, "ctile", True), step
-    assert prices[2][0] == prices[1][0]
-    assert prices[2][2] == pytest.approx(prices[1][2] / 2, rel=0.05)
-    _close(einplan.einsum("ij,kj->ik", a[:300], b[:200]), a[:300] @ b[:200].T,
-           "complex64", 12)
+    for i, j, k, kernel_threads in ((500, 12, 500, 2), (1000, 64, 6, 1)):
+        a = np.asfortranarray(rand((i, j), "complex64", rng=rng))
+        b = np.asfortranarray(rand((k, j), "complex64", rng=rng))
+        prices = {}
+        for threads in (1, 2):
+            einplan.set_num_threads(threads)
+            (step,) = _steps("ij,kj->ik", a, b)
+            cn, tn, cg, tg = prices[threads] = _ctile_prices(step.why)
+            assert (tn, tg) == (min(threads, kernel_threads), threads), step.why
+            want = GemmStep if cg < nest.ctile_gemm_margin() * cn else NestStep
+            assert isinstance(step, want) and step.why.startswith(f"{step.engine} by"), step
+            assert getattr(step, "ctile", True), step
+        assert prices[2][0] == pytest.approx(prices[1][0] / kernel_threads, rel=0.05)
+        assert prices[2][2] == pytest.approx(prices[1][2] / 2, rel=0.05)
+        _close(einplan.einsum("ij,kj->ik", a[:300], b), a[:300] @ b.T, "complex64", 12)
 
 
 def test_avx512_short_k_complex_gemm_takes_the_cheaper_engine(use_isa, one_thread):
