@@ -554,7 +554,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->tile <= 0 &&
-        c->split != c->inner - 1) {
+        (c->split != c->inner - 1 || d->ndim == 3)) {
         // the register-tile kernel's shape: x constant along W, y along V,
         // the output along K, every other stride of the three not 0
         int w = c->inner - 2, k = c->inner - 1, v = c->inner;
@@ -657,6 +657,57 @@ static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
     ep_store(c->dt, base[d->nin], r, 0);
 }
 
+// The register-tile kernel with K shared out (the three loops the whole
+// nest, W and V short, K long: 'ij,jk->ik' (112,48807) F x (48807,3) f64):
+// each thread sums its part of K into a private W x V output, and the
+// parts are added in thread order (the same result for the same thread
+// count).  sbuf: nt copy buffers of sbuf_n elements.
+static ep_status_t ep_ctile_ksplit(const ep_nest_ctx_t *c, char *const *base, int nt,
+                                   char *sbuf, ep_dim_t sbuf_n)
+{
+    const ep_nest_desc_t *d = c->d;
+    int w = c->inner - 2, k = c->inner - 1, v = c->inner, x = c->cx, y = 1 - c->cx;
+    ep_dim_t W = d->extent[w], K = d->extent[k], V = d->extent[v], n = W * V;
+    int E = d->dtype >= EP_NEST_C64 ? 2 : 1;
+    char *part = malloc((size_t)nt * (size_t)n * (size_t)c->es);
+    if (!part) return EP_ERR_NOMEM;
+    ep_team_map_t *team = ep_team_prepare(nt);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int tid, ntr;
+        ep_team(&tid, &ntr, team);
+        ep_dim_t lo = K * tid / ntr, hi = K * (tid + 1) / ntr;
+        char *mine = part + (size_t)tid * (size_t)n * (size_t)c->es;
+        if (lo < hi)
+            c->rows->ctile(base[x] + lo * d->stride[x][k] * c->es, d->stride[x][k],
+                           d->stride[x][v], base[y] + lo * d->stride[y][k] * c->es,
+                           d->stride[y][w], d->stride[y][k], W, hi - lo, V, V, W, mine, V, 1,
+                           1, sbuf ? sbuf + (size_t)tid * sbuf_n * c->es : NULL);
+        else
+            memset(mine, 0, (size_t)n * (size_t)c->es);
+    }
+    ep_inc_t ow = d->stride[2][w], ov = d->stride[2][v];
+    for (ep_dim_t i = 0; i < W; i++)
+        for (ep_dim_t j = 0; j < V; j++)
+            for (int e = 0; e < E; e++) {
+                size_t at = (size_t)(i * V + j) * E + e;
+                ep_inc_t to = (i * ow + j * ov) * E + e;
+                if (c->es / E == 4) {
+                    float s = ((float *)part)[at];
+                    for (int t = 1; t < nt; t++) s += ((float *)part)[(size_t)t * n * E + at];
+                    ((float *)base[2])[to] = s;
+                } else {
+                    double s = ((double *)part)[at];
+                    for (int t = 1; t < nt; t++) s += ((double *)part)[(size_t)t * n * E + at];
+                    ((double *)base[2])[to] = s;
+                }
+            }
+    free(part);
+    return EP_OK;
+}
+
 ep_status_t ep_nest(const ep_nest_desc_t *d)
 {
     return ep_nest_run(d, d->in, d->out, d->isa);
@@ -677,6 +728,17 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
     ep_nest_ctx_t c;
     ep_dim_t sbuf_n;
     ep_nest_context(d, isa, nt, &c, &sbuf_n);
+    if (nt > 1 && d->stride[d->nin][d->split] == 0 && !(c.ctile && c.split == c.inner - 1)) {
+        // threads write apart only along a loop the output moves along,
+        // into private partials for a full reduction, or in the
+        // register-tile kernel's K parts
+        int reduce_all = 1;
+        for (int x = 0; x < d->ndim; x++) reduce_all &= d->stride[d->nin][x] == 0;
+        if (!reduce_all) {
+            nt = 1;
+            ep_nest_context(d, isa, nt, &c, &sbuf_n);
+        }
+    }
     char *base[EP_NEST_MAXIN + 1];
     for (int j = 0; j < d->nin; j++) base[j] = (char *)in[j];
     base[d->nin] = (char *)out;
@@ -690,6 +752,10 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
     if (nt <= 1) {
         c.sbuf = sbuf;
         ep_blocks(&c, base, 1, 0, 0);
+    } else if (c.ctile && c.split == c.inner - 1) {
+        ep_status_t st = ep_ctile_ksplit(&c, base, nt, sbuf, sbuf_n);
+        free(sbuf);
+        return st;
     } else {
         ep_nest_threaded(&c, base, nt, sbuf, sbuf_n);
     }

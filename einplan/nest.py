@@ -878,7 +878,15 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
 CTILE_VB = 128           # V run of the register-tile kernel's x block when K is long
                         # (ep_nest_ctile_template.h)
 CTILE_ELEMS = 8192      # complex elements of its x block
-CTILE_NW = {True: 3, False: 4}   # W strip of its register tile (complex, real)
+
+
+def ctile_nw(complex_: bool) -> int:
+    """The W strip of the register tile under the kernel set in use
+    (ep_nest_ctile_template.h's CT_NW): its accumulators fit 16 vector
+    registers below AVX-512, 32 with it (two per element for complex)."""
+    if VECTOR_BITS.get(_native.isa(), 128) >= 512:
+        return 6 if complex_ else 8
+    return 3 if complex_ else 4
 CTILE_MV = 2            # vectors along V of its register tile
 CTILE_TILE_CYCLES = 30  # storing one tile (swap, combine, loads and stores of C)
 BYTES_PER_CYCLE = 5.0   # memory bytes per core cycle (13.9 GB/s at 2.9 GHz, Zen 3)
@@ -920,7 +928,7 @@ def _ctile_order(loops, itemsize, complex_=True):
 def ctile_parts(loops, itemsize, complex_=True):
     """(work, bytes moved) of the register-tile kernel on ``loops`` (outer...,
     W, K, V), one thread: an FMA per vector of a tile and k (two for complex; V
-    padded to whole vectors, W in strips of CTILE_NW), a copy of x (of its
+    padded to whole vectors, W in strips of ctile_nw()), a copy of x (of its
     last partial tiles when it is unit-stride along V and W one strip), a
     store per tile and block; x and the output moved once (the output again
     per K block when it does not fit in L2), y once per V run (once in all
@@ -938,7 +946,7 @@ def ctile_parts(loops, itemsize, complex_=True):
     kb = max(1, min(512, CTILE_ELEMS // vb))
     kblocks = -(-K.extent // kb)
     vruns = -(-V.extent // vb)
-    strips = -(-W.extent // CTILE_NW[complex_])
+    strips = -(-W.extent // ctile_nw(complex_))
     tiles = strips * -(-vpad // (CTILE_MV * H)) * kblocks
     fma = per * W.extent * K.extent * (vpad // H) / 2      # two FMA units
     # x is copied, or -- unit-stride along V -- read in place but for its
@@ -1043,6 +1051,7 @@ def ctile_by_cost(step, gemm_steps, dtype):
 
 
 ROW_SPLIT_BYTES = 8192   # a row shared out by threads is at least this long
+CTILE_SPLIT_K = 256      # the register-tile kernel's K shared out when at least this long
 
 
 def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
@@ -1073,7 +1082,12 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
         # (32816,2) c128: each thread writes its own half of a 128 MB output)
         if row.extent * itemsize >= ROW_SPLIT_BYTES:
             return len(loops) - 1
-        return len(loops) - 3 if loops[-3].extent >= 2 * max(CTILE_NW.values()) else -1
+        if loops[-3].extent >= 2 * ctile_nw(False):
+            return len(loops) - 3
+        # else, with the three the whole nest, its K loop: each thread sums
+        # its part into a private output, the parts added in thread order
+        # ('ij,jk->ik' (112,48807) F x (48807,3) f64, A streamed from memory)
+        return len(loops) - 2 if len(loops) == 3 and loops[-2].extent >= CTILE_SPLIT_K else -1
     if (len(loops) == 1 and not short) or (not tile and row.strides[-1] != 0
                                            and row.extent * itemsize >= ROW_SPLIT_BYTES):
         return len(loops) - 1

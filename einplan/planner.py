@@ -48,8 +48,8 @@ import numpy as np
 from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
-from .nest import (CTILE_EDGE, CTILE_EDGE_MN, CTILE_NW, L3_SHARE, MAXIN, choose_engine,
-                   ctile_by_cost, engine_by_cost, is_one_tile, is_short_k, is_thin, l2_bytes,
+from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, choose_engine,
+                   ctile_by_cost, ctile_nw, engine_by_cost, is_one_tile, is_short_k, is_thin, l2_bytes,
                    nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
@@ -551,14 +551,14 @@ def _thin_pair(b, views, out_eff) -> bool:
 
 def _tile_edge_pair(b, views, out_eff) -> bool:
     """Two operands whose pairwise step is a GEMM with m or n of at most one
-    strip of the real register-tile kernel (nest.CTILE_NW): the packed
+    strip of the real register-tile kernel (nest.ctile_nw): the packed
     engine pads that edge to a whole micro-tile, the kernel reads the
     other operand once in place ('ij,jk->ik' (30000,12) F x (12,4) f32:
     155 us packed, 78 us in tiles)."""
     if len(views) != 2:
         return False
     m, n, k = _step_extents(views[0].labels, views[1].labels, out_eff, b.sizes)
-    return min(m, n, k) >= 2 and min(m, n) <= CTILE_NW[False]
+    return min(m, n, k) >= 2 and min(m, n) <= ctile_nw(False)
 
 
 def _short_edge_pair(b, views, out_eff) -> bool:

@@ -129,6 +129,47 @@ def test_register_tile_kernel_shares_w_out(isa, dtype, W, restore_threads):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_register_tile_kernel_shares_k_out(isa, dtype, restore_threads):
+    """With the kernel's three loops the whole nest and W and V short, two
+    threads share K out: each sums its part into a private output, the
+    parts added in thread order -- numpy's result, the same bits call after
+    call, K split unevenly too; a nest whose split loop the output does not
+    move along, outside the kernel, runs on one thread (no two threads
+    adding to one element)."""
+    rng = np.random.default_rng(5)
+    W, V = 3, 37
+    for Kx in (1000, 1001):
+        x = rand((Kx, V), dtype, rng=rng)
+        y = rand((W, Kx), dtype, rng=rng)
+        sx, sy = _st(x), _st(y)
+        einplan.set_num_threads(2)
+        outs = []
+        for _ in range(2):
+            o = np.full((W, V), np.nan, dtype)
+            so = _st(o)
+            call = _native.prepare_nest(dtype, 2, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
+                                                   (V, sx[1], 0, so[1])],
+                                        split=1, threads=2, short=2)
+            call((x, y), o, isa=isa)
+            outs.append(o)
+        _close(outs[0], y @ x, dtype, Kx)
+        np.testing.assert_array_equal(outs[1], outs[0])
+        # the plain nest (no register tiles) asked to share the same loop
+        o = np.full((W, V), np.nan, dtype)
+        so = _st(o)
+        _native.prepare_nest(dtype, 2, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
+                                        (V, sx[1], 0, so[1])], split=1, threads=2)(
+            (x, y), o, isa=isa)
+        _close(o, y @ x, dtype, Kx)
+    # planned so: 'ij,jk->ik' with A's columns long and the output short
+    a = np.asfortranarray(rand((37, 20000), dtype, rng=rng))
+    b = np.asfortranarray(rand((20000, 3), dtype, rng=rng))
+    (step,) = _steps("ij,jk->ik", a, b)
+    assert isinstance(step, NestStep) and step.ctile and step.split == 1, step
+    _close(einplan.einsum("ij,jk->ik", a, b), a @ b, dtype, 20000)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_register_tile_kernel_outer_loops(isa, dtype, one_thread):
     """Loops outside the kernel: a summed one (first visit stores, later
     ones add), a batch loop every operand moves along, x as input 1 (y

@@ -392,7 +392,8 @@ def test_reference_gemm_swapped_in_before_first_call():
     try:
         rng = np.random.default_rng(13)
         for _ in range(3):
-            a, b = _rand(rng, (7, 16)), _rand(rng, (16, 9))
+            # m = 10, n = 9: past the nest's register tiles, a GEMM
+            a, b = _rand(rng, (10, 16)), _rand(rng, (16, 9))
             _same(einplan.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b))
     finally:
         _native.set_reference_gemm(previous)

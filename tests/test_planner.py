@@ -180,19 +180,25 @@ def test_a_summed_row_in_blocks_is_priced_by_what_one_block_re_reads():
                                                                np.float64)
 
 
-def test_a_thin_step_of_two_edges_of_three_or_more_is_priced_on_both_engines():
+def test_a_thin_step_of_two_edges_of_three_or_more_is_priced_on_both_engines(restore_threads):
     # 'ij,jk,kl,lm->im' (9, 293965) F x (293965, 3) x (3, 3) x (3, 10660)
     # f64: the first step, m = 9, n = 3 and a long k, ran in the nest with k
     # outermost, reading A three times (9.3 ms, numpy 4.5); priced on both
-    # engines it takes the in-place smm GEMM (4.3 ms)
+    # engines it takes the in-place smm GEMM on one thread (4.3 ms) and, on
+    # two, the register-tile kernel, each thread reading its half of A once
+    # (1.6 ms against smm's 1.7, numpy 3.4)
     from _gemm_util import smm_in_use
     a = np.asfortranarray(np.empty((9, 293965)))
     b, c, d = np.empty((293965, 3)), np.empty((3, 3)).T, np.empty((3, 10660))
-    plan = plan_for("ij,jk,kl,lm->im", a, b, c, d)
-    first = plan.steps[0]
-    assert "by predicted compute" in first.why, first
-    if smm_in_use(np.float64):
-        assert isinstance(first, GemmStep) and first.kernel.path.value == "smm", first
+    for threads in (1, 2):
+        einplan.set_num_threads(threads)
+        first = plan_for("ij,jk,kl,lm->im", a, b, c, d).steps[0]
+        assert "by predicted compute" in first.why, first
+        if threads == 2:
+            assert isinstance(first, NestStep) and first.ctile, first
+            assert first.split == len(first.loops) - 2 and "2 thread(s)" in first.why, first
+        elif smm_in_use(np.float64):
+            assert isinstance(first, GemmStep) and first.kernel.path.value == "smm", first
     rng = np.random.default_rng(8)
     ops = [np.asfortranarray(rng.standard_normal((9, 2001))), rng.standard_normal((2001, 3)),
            rng.standard_normal((3, 3)).T, rng.standard_normal((3, 107))]
@@ -509,7 +515,8 @@ def test_aligned_or_short_runs_stay_one_gemm():
     rng = np.random.default_rng(1)
     for b in (96, 48, 100):          # multiple of NR (f32 48), or shorter than 128
         a = rng.standard_normal((3, 20, b)).astype(np.float32)
-        w = rng.standard_normal((20, 7)).astype(np.float32)
+        # m = 17: no edge short enough for the nest's register tiles
+        w = rng.standard_normal((20, 17)).astype(np.float32)
         step = einplan.explain("acb,cd->adb", a, w).to_dict()["steps"][0]
         assert step["panel_loops"] == [] and step["shape_mnk"]["batch"] == 1, b
         np.testing.assert_allclose(einplan.einsum("acb,cd->adb", a, w),
