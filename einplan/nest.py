@@ -154,6 +154,8 @@ def vector_lanes(real_itemsize: int) -> int:
 DOTV_BYTES = 1024    # longest row the rows kernel dots a vector of rows at a time against
                      # a vector every row shares (ep_nest_template.h's NT_DOTV_BYTES)
 FOLD_ROW = 2048      # longest row whose shared inputs the rows kernel multiplies once (NB)
+PERIOD_VECTORS = 16  # longest row, in vectors, the rows kernel holds in registers
+                     # summed into one row (ep_nest_template.h's NT_PERIOD_V)
 VEC4_BYTES = 512     # longest row the rows kernel sums four at a time (vec4) ...
 VEC4_RUN_BYTES = 2048  # ... and of a single input's rows end to end
 
@@ -169,6 +171,28 @@ def _runs_dotv(n, R, rs, out_step, itemsize) -> bool:
             and n * itemsize <= DOTV_BYTES and (n >= lanes or (n >= 2 and max(rs) > 0)))
 
 
+def _rows_into_one(loops, itemsize) -> int:
+    """Rows per start of the rows kernel on real rows summed into one
+    output row (ep_nest_template.h's rows_into_one: the output's row
+    contiguous and constant along the loop around it, one or two inputs
+    contiguous along the row and at most one constant along it): every row
+    of the loop in one call, the output row held in registers; else 1."""
+    outer, row = loops[-2], loops[-1]
+    n, R = row.extent, outer.extent
+    if row.strides[-1] != 1 or outer.strides[-1] != 0 or R < 16:
+        return 1
+    moving = [j for j, st in enumerate(row.strides[:-1]) if st != 0]
+    fixed = len(row.strides) - 1 - len(moving)
+    if not 1 <= len(moving) <= 2 or fixed > 1 or any(row.strides[j] != 1 for j in moving):
+        return 1
+    lanes = vector_lanes(itemsize)
+    if n > PERIOD_VECTORS * lanes + lanes - 1:
+        return R
+    if n >= lanes or len(moving) == 2 or fixed or (n >= 2 and outer.strides[moving[0]] > 0):
+        return R
+    return 1
+
+
 def rows_per_start(loops, itemsize, complex_=False):
     """(rows per row start, inputs folded) of the rows kernel
     (ep_nest_template.h's rows_sum) on real row sums: contiguous rows
@@ -177,8 +201,10 @@ def rows_per_start(loops, itemsize, complex_=False):
     that vector when there are three or more (folded: one input less per
     element); other short contiguous sums and dots four rows at a time;
     else one row per start."""
-    if complex_ or len(loops) < 2 or loops[-1].strides[-1] != 0:
+    if complex_ or len(loops) < 2:
         return 1, 0
+    if loops[-1].strides[-1] != 0:
+        return _rows_into_one(loops, itemsize), 0
     outer, row = loops[-2], loops[-1]
     n, R = row.extent, outer.extent
     moving = [j for j, st in enumerate(row.strides[:-1]) if st != 0]

@@ -315,22 +315,29 @@ def test_short_rows_summed_over_a_contiguous_block(isa, dtype, one_thread):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_summed_into_one_row_held_in_registers(isa, dtype, one_thread):
-    """Rows of a vector to 16 vectors summed into one output row whose period
+    """Rows of 2 elements to 16 vectors summed into one output row whose period
     is too long for the one-stream path (b = 33, 37, ...): the output row held
     in registers while the rows stream, the part past whole vectors in
     scalars; rows apart by more than their length or backwards, a second
     visit adding to the first.  Rows of a vector up to 16 elements too: a row
     stored and re-loaded per row, its last vector overlapping the one before
-    it, stalled on store forwarding ('iij->j' (603,603,11) f64, 0.78x numpy)."""
+    it, stalled on store forwarding ('iij->j' (603,603,11) f64, 0.78x numpy);
+    rows shorter than a vector, one load each from the row's start, the
+    last rows in scalars where that load would pass the last row's end."""
     rng = np.random.default_rng(17)
     dt = np.dtype(dtype)
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // (
         dt.itemsize // 2 if dt.kind == "c" else dt.itemsize)
     for n in sorted({17, 33, 37, 61, 16 * lanes - 1, 16 * lanes, 16 * lanes + 1}
-                    | {m for m in (lanes, lanes + 3, 16) if lanes <= m <= 16}):
+                    | {m for m in (lanes, lanes + 3, 16) if lanes <= m <= 16}
+                    | {m for m in (2, 3, lanes - 1) if m >= 2}):
         for R in (16, 45):
             W = _rand(rng, (2, R, n + 5), dtype)
-            for A, rs in [(W[0, :, :n], n + 5), (W[0, ::-1, :n], -(n + 5))]:
+            # (the last row one element short of its allocation's end: a
+            # vector's load from a row's start must stop at the last row)
+            tight = np.ascontiguousarray(W[0, :, :n + 1])
+            for A, rs in [(W[0, :, :n], n + 5), (W[0, ::-1, :n], -(n + 5)),
+                          (tight[:, :n], n + 1)]:
                 o = np.full(n, np.nan, dtype)
                 _native.prepare_nest(dtype, 1, [(R, rs, 0), (n, 1, 1)])((A,), o, isa=isa)
                 _close(o, A.sum(0), dtype, R)

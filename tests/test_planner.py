@@ -207,6 +207,30 @@ def test_a_thin_step_of_two_edges_of_three_or_more_is_priced_on_both_engines(res
                                rtol=1e-10, atol=1e-9)
 
 
+def test_rows_summed_into_one_row_are_priced_as_one_start():
+    """'ij,jk,kl,lm->im' (12,103179) F x (103179,1) x (1,3) x (3,61): the
+    GEMV 'ij,j->i' runs its 103179 rows of 12 summed into one output row in
+    one call of the rows kernel, the row in registers (60-75 us); priced as
+    a start per row (1.5 ms) it lost to an outer product of 1.2 MB and a
+    GEMM (595 us, numpy 163).  The chain now starts with the GEMV."""
+    from einplan.nest import rows_per_start
+    a = np.asfortranarray(np.empty((12, 103179), np.float32))
+    b, c = np.empty((103179, 1), np.float32), np.empty((1, 3), np.float32)
+    d = np.empty((3, 122), np.float32)[:, ::2]
+    first = plan_for("ij,jk,kl,lm->im", a, b, c, d).steps[0]
+    assert isinstance(first, NestStep) and set(first.inputs) == {0, 1}, first
+    per, _ = rows_per_start(first.loops, 4)
+    assert per == first.loops[-2].extent == 103179, first.loops
+    rng = np.random.default_rng(3)
+    ops = [np.asfortranarray(rng.standard_normal((12, 5001))).astype(np.float32),
+           rng.standard_normal((5001, 1)).astype(np.float32),
+           rng.standard_normal((1, 3)).astype(np.float32),
+           rng.standard_normal((3, 122)).astype(np.float32)[:, ::2]]
+    np.testing.assert_allclose(einplan.einsum("ij,jk,kl,lm->im", *ops),
+                               np.einsum("ij,jk,kl,lm->im", *ops, optimize=True),
+                               rtol=1e-3, atol=1e-3)
+
+
 def test_a_row_walking_an_operand_backwards_is_priced_as_strided():
     # 'ij,j,jk->ik' with the last operand reversed along j: the one nest's
     # row j meets stride -1 and runs the strided kernel; a path forms the
