@@ -231,6 +231,25 @@ def test_rows_summed_into_one_row_are_priced_as_one_start():
                                rtol=1e-3, atol=1e-3)
 
 
+def test_the_small_edge_kernel_is_priced_a_start_per_call():
+    """'ij,j,jk->ik' (24495,2) F x (2,) x (2,6)[::-1] f32: the small-edge
+    kernel runs 'ij,jk->ik' with j = 2 in registers over all 24495 rows of
+    6 in one call (22 us); priced at a start per row (346 us) it lost to
+    one nest of strided output rows (111 us, numpy 44).  The path forms
+    v * B first, then that step."""
+    from einplan.cost import nest_seconds
+    rng = np.random.default_rng(4)
+    a = np.asfortranarray(rng.standard_normal((24495, 2))).astype(np.float32)
+    v = rng.standard_normal(2).astype(np.float32)
+    b = rng.standard_normal((2, 6)).astype(np.float32)[::-1]
+    steps = plan_for("ij,j,jk->ik", a, v, b).steps
+    assert len(steps) == 2 and steps[-1].short == 2, steps
+    # a start per call: under a start per row's price
+    assert nest_seconds(steps[-1], np.float32) < 24495 * 12e-9, steps[-1]
+    np.testing.assert_allclose(einplan.einsum("ij,j,jk->ik", a, v, b),
+                               np.einsum("ij,j,jk->ik", a, v, b), rtol=1e-4, atol=1e-4)
+
+
 def test_a_row_walking_an_operand_backwards_is_priced_as_strided():
     # 'ij,j,jk->ik' with the last operand reversed along j: the one nest's
     # row j meets stride -1 and runs the strided kernel; a path forms the
@@ -667,6 +686,14 @@ def test_small_operand_walked_against_the_large_one_made_contiguous_once():
     assert isinstance(nest, NestStep) and nest.loops[-1].extent == 263
     np.testing.assert_allclose(einplan.einsum("abcd,cb->ad", A4, B2),
                                np.einsum("abcd,cb->ad", A4, B2), rtol=1e-12)
+    # one the copy would merge, but whose nest costs less than a few copies'
+    # start-ups: 'abc,bc->a' (5,18,25) x (18,25)[::-1] f32, 2.9 us in numpy,
+    # 10.5 us copied first
+    A3 = rng.standard_normal((5, 18, 25)).astype(np.float32)
+    B3 = rng.standard_normal((18, 25)).astype(np.float32)[::-1]
+    assert len(plan_for("abc,bc->a", A3, B3).steps) == 1
+    np.testing.assert_allclose(einplan.einsum("abc,bc->a", A3, B3),
+                               np.einsum("abc,bc->a", A3, B3), rtol=1e-4, atol=1e-4)
 
 
 def test_row_across_pages_of_a_large_operand_is_priced_as_lines_at_latency():
