@@ -645,6 +645,7 @@ def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
 
 RELAYOUT_REUSE = 4       # the large operand at least this many times the small one's bytes
 RELAYOUT_BYTES = L3_SHARE // 4   # the most a small operand relaid out may take
+RELAYOUT_WORTH = 4       # a copy that merges rows: the nest at least this many times its price
 
 
 def _relayout_or(plan, b, views, dtype, out_eff) -> Plan:
@@ -704,7 +705,8 @@ def _relayout_or(plan, b, views, dtype, out_eff) -> Plan:
     # (against the large one and merged by the copy into longer rows, the
     # nest's rows run strided or in tiles that its price does not follow:
     # 2 threads, 1.06 ms against 55 us copied)
-    merges = against and nest.loops[-1].extent > step.loops[-1].extent
+    merges = (against and nest.loops[-1].extent > step.loops[-1].extent
+              and nest_seconds(step, dtype) >= RELAYOUT_WORTH * steps_seconds((copy,), dtype))
     if not merges and (steps_seconds((copy, nest), dtype)
                        >= CANDIDATE_GAIN * nest_seconds(step, dtype)):
         return plan
