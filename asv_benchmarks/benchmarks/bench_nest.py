@@ -16,7 +16,8 @@
              rank-5 update (the small-edge kernel against the packed engine)
   ShortEdgeGemm  a real GEMM with n <= 4, A unit-stride along m: the
              register-tile kernel reading A once in place (blocks of K
-             across all of m when the output is small)
+             across all of m when the output is small); edges of 5..8 (one
+             AVX-512 strip), a long K shared by two threads
 """
 import numpy as np
 
@@ -203,9 +204,12 @@ class ShortEdgeGemm(ThreadsMixin):
     (30, 2) f32 (a projection onto two vectors), 'proj3' F (30000, 30) x
     (30, 3) f64, 'iab' 'iab,bc->aic' (2, 5713, 28) with b outermost x
     (28, 2) f64 (the sweep's case), 'tall' F (557, 14213) x (14213, 3) f32
-    (a long k, the small output re-visited per block of k).  Hand-written:
-    A @ B (tensordot for 'iab')."""
-    params = [["proj2", "proj3", "iab", "tall"], IMPLS, THREADS]
+    (a long k, the small output re-visited per block of k); 'edge7' F
+    (20000, 200) x (200, 7) f64 and 'row5' (5, 5000) x (5000, 3000) f64
+    (edges of one AVX-512 strip), 'longk' F (110, 48807) x (48807, 5) f64
+    (W and V short: threads share K).  Hand-written: A @ B (tensordot for
+    'iab')."""
+    params = [["proj2", "proj3", "iab", "tall", "edge7", "row5", "longk"], IMPLS, THREADS]
     param_names = ["case", "impl", "threads"]
 
     def setup(self, case, impl, threads):
@@ -214,9 +218,15 @@ class ShortEdgeGemm(ThreadsMixin):
             B = np.asfortranarray(rnd((28, 2), np.float64, seed=51))
             self.fn = make_call(impl, "iab,bc->aic", [A, B],
                                 hand=lambda: np.tensordot(A, B, 1).transpose(1, 0, 2))
+        elif case == "row5":
+            A = rnd((5, 5000), np.float64, seed=54)
+            B = rnd((5000, 3000), np.float64, seed=55)
+            self.fn = make_call(impl, "ij,jk->ik", [A, B], hand=lambda: A @ B)
         else:
             m, k, n, dt = {"proj2": (30000, 30, 2, np.float32), "proj3": (30000, 30, 3, np.float64),
-                           "tall": (557, 14213, 3, np.float32)}[case]
+                           "tall": (557, 14213, 3, np.float32),
+                           "edge7": (20000, 200, 7, np.float64),
+                           "longk": (110, 48807, 5, np.float64)}[case]
             A = np.asfortranarray(rnd((m, k), dt, seed=52))
             B = rnd((k, n), dt, seed=53)
             self.fn = make_call(impl, "ij,jk->ik", [A, B], hand=lambda: A @ B)
