@@ -31,9 +31,11 @@
 #define CT_KB 512            // longest K run of the block
 #define CT_E (1 + CPX)       // reals an element
 // W strip: the tile's accumulators (two per element of W for complex) and
-// its operands fit the vector registers, 16 of avx2, 32 of avx-512
+// its operands fit the vector registers, 16 of avx2, 32 of avx-512 (a
+// complex strip stays at 3 there: its wider strips' walk of y along K is
+// not priced well enough to pick the orientation by)
 #ifdef EP_NT512
-#define CT_NW (CPX ? 6 : 8)
+#define CT_NW (CPX ? 3 : 8)
 #else
 #define CT_NW (CPX ? 3 : 4)
 #endif
