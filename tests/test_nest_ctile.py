@@ -71,6 +71,24 @@ def test_register_tile_kernel(isa, dtype, W, V, one_thread):
                 _close(o, want, dtype, Kx)
 
 
+def _one_and_two_threads(dtype, x, y, split, isa):
+    """The kernel's o = y @ x (W, K, V loops, ``split`` shared out) on one
+    thread and on two: the two outputs."""
+    (W, Kx), V = y.shape, x.shape[1]
+    sx, sy = _st(x), _st(y)
+    outs = []
+    for threads in (1, 2):
+        einplan.set_num_threads(threads)
+        o = np.full((W, V), np.nan, dtype)
+        so = _st(o)
+        call = _native.prepare_nest(dtype, 2, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
+                                               (V, sx[1], 0, so[1])],
+                                    split=split, threads=threads, short=2)
+        call((x, y), o, isa=isa)
+        outs.append(o)
+    return outs
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("W", [2, 4, 7])
 def test_register_tile_kernel_shares_v_out(isa, dtype, W, restore_threads):
@@ -83,21 +101,10 @@ def test_register_tile_kernel_shares_v_out(isa, dtype, W, restore_threads):
     Kx = 70
     for x in (rand((Kx, 8201), dtype, rng=rng), rand((Kx, 2 * 8201), dtype, rng=rng)[:, ::2],
               rand((Kx, 203), dtype, rng=rng)):
-        V = x.shape[1]
         y = rand((W, Kx), dtype, rng=rng)
-        sx, sy = _st(x), _st(y)
-        outs = []
-        for threads in (1, 2):
-            einplan.set_num_threads(threads)
-            o = np.full((W, V), np.nan, dtype)
-            so = _st(o)
-            call = _native.prepare_nest(dtype, 2, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
-                                                   (V, sx[1], 0, so[1])],
-                                        split=2, threads=threads, short=2)
-            call((x, y), o, isa=isa)
-            outs.append(o)
-        _close(outs[1], y @ x, dtype, Kx)
-        np.testing.assert_array_equal(outs[1], outs[0])
+        one, two = _one_and_two_threads(dtype, x, y, 2, isa)
+        _close(two, y @ x, dtype, Kx)
+        np.testing.assert_array_equal(two, one)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -106,26 +113,16 @@ def test_register_tile_kernel_shares_w_out(isa, dtype, W, restore_threads):
     """With no loop outside the kernel's three and V short, two threads
     share W out: each runs its part of W, y and the output offset to it,
     x read in place or copied; a thread's part of one strip or less blocks
-    K as all of W does (W = 5, 7: parts that alone would run their K blocks
-    outside V), so the result is one thread's, to the last bit."""
+    K as all of W does (W = 5, 7, 9 against strips of 3, 4 or 8: parts
+    that alone would run their K blocks outside V), so the result is one
+    thread's, to the last bit."""
     rng = np.random.default_rng(W)
     Kx = 70
     for x in (rand((Kx, 203), dtype, rng=rng), rand((Kx, 2 * 203), dtype, rng=rng)[:, ::2]):
-        V = x.shape[1]
         y = rand((W, Kx), dtype, rng=rng)
-        sx, sy = _st(x), _st(y)
-        outs = []
-        for threads in (1, 2):
-            einplan.set_num_threads(threads)
-            o = np.full((W, V), np.nan, dtype)
-            so = _st(o)
-            call = _native.prepare_nest(dtype, 2, [(W, 0, sy[0], so[0]), (Kx, sx[0], sy[1], 0),
-                                                   (V, sx[1], 0, so[1])],
-                                        split=0, threads=threads, short=2)
-            call((x, y), o, isa=isa)
-            outs.append(o)
-        _close(outs[1], y @ x, dtype, Kx)
-        np.testing.assert_array_equal(outs[1], outs[0])
+        one, two = _one_and_two_threads(dtype, x, y, 0, isa)
+        _close(two, y @ x, dtype, Kx)
+        np.testing.assert_array_equal(two, one)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
