@@ -323,10 +323,14 @@ def test_register_tile_kernel_writes_a_fresh_output_along_its_vectors(one_thread
         a = np.asfortranarray(rand((4, 19, 7), dtype, rng=rng))
         b = rand((7, 2 * 9518), dtype, rng=rng)[:, ::2]
         (step,) = _steps("abc,cd->adb", a, b)
-        assert isinstance(step, NestStep) and step.ctile and step.loops[-1].labels == "d", step
-        assert "the output laid out with 'd' innermost" in step.why, step.why
+        assert isinstance(step, NestStep) and step.ctile, step
+        # V is 'd' where vectors hold 4 or more complex ('ba', A's own
+        # innermost, with SSE's two): the output's innermost axis either way
+        v = step.loops[-1].labels
+        if v == "d":
+            assert "the output laid out with 'd' innermost" in step.why, step.why
         got = einplan.einsum("abc,cd->adb", a, b)
-        assert got.strides[1] == got.itemsize, got.strides
+        assert got.strides["adb".index(v[-1])] == got.itemsize, (v, got.strides)
         want = np.einsum("abc,cd->adb", a, b)
         _close(got, want, dtype, 7)
         c = einplan.einsum("abc,cd->adb", a, b, order="C")
