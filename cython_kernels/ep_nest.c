@@ -119,6 +119,14 @@ static inline void ep_put(int dt, void *p, ep_val_t v)
     }
 }
 
+// *dst = the nt partials part, part + step, ... summed in that order, in
+// the dtype (the same result for the same thread count)
+static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int nt)
+{
+    ep_store(dt, dst, ep_load(dt, part), 0);
+    for (int t = 1; t < nt; t++) ep_store(dt, dst, ep_load(dt, part + t * step), 1);
+}
+
 // ------------------------------------------------------------ stream order
 // Row sums and a GEMV's dot rows that stream an operand from memory (one
 // past half of L3: an L3 shared with other cores or guests holds less than
@@ -612,6 +620,14 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     }
 }
 
+// Whether d sums everything into one output element
+static int ep_reduces_all(const ep_nest_desc_t *d)
+{
+    for (int x = 0; x < d->ndim; x++)
+        if (d->stride[d->nin][x] != 0) return 0;
+    return 1;
+}
+
 // nt threads share the split loop; a full reduction sums into a private
 // partial each, combined in thread order (the same result for the same
 // thread count).  sbuf: nt copy buffers of sbuf_n elements, or NULL.
@@ -619,8 +635,7 @@ static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
                              char *sbuf, ep_dim_t sbuf_n)
 {
     const ep_nest_desc_t *d = c->d;
-    int reduce_all = 1;
-    for (int x = 0; x < d->ndim; x++) reduce_all &= d->stride[d->nin][x] == 0;
+    int reduce_all = ep_reduces_all(d);
     double part[EP_NEST_MAXTHREADS][2];
     memset(part, 0, sizeof part);
     ep_dim_t E = d->extent[d->split];
@@ -643,18 +658,7 @@ static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
             ep_blocks(&mine, base, 1, lo, hi);
         }
     }
-    if (!reduce_all) return;
-    ep_val_t r = ep_load(c->dt, (const char *)part[0]);
-    for (int t = 1; t < nt; t++) {
-        ep_val_t v = ep_load(c->dt, (const char *)part[t]);
-        if (c->dt == EP_NEST_F32 || c->dt == EP_NEST_C64) {
-            r.re = (float)((float)r.re + (float)v.re);
-            r.im = (float)((float)r.im + (float)v.im);
-        } else {
-            r.re += v.re; r.im += v.im;
-        }
-    }
-    ep_store(c->dt, base[d->nin], r, 0);
+    if (reduce_all) ep_sum_parts(c->dt, base[d->nin], (const char *)part, sizeof part[0], nt);
 }
 
 // The register-tile kernel with K shared out (the three loops the whole
@@ -668,7 +672,6 @@ static ep_status_t ep_ctile_ksplit(const ep_nest_ctx_t *c, char *const *base, in
     const ep_nest_desc_t *d = c->d;
     int w = c->inner - 2, k = c->inner - 1, v = c->inner, x = c->cx, y = 1 - c->cx;
     ep_dim_t W = d->extent[w], K = d->extent[k], V = d->extent[v], n = W * V;
-    int E = d->dtype >= EP_NEST_C64 ? 2 : 1;
     char *part = malloc((size_t)nt * (size_t)n * (size_t)c->es);
     if (!part) return EP_ERR_NOMEM;
     ep_team_map_t *team = ep_team_prepare(nt);
@@ -691,19 +694,8 @@ static ep_status_t ep_ctile_ksplit(const ep_nest_ctx_t *c, char *const *base, in
     ep_inc_t ow = d->stride[2][w], ov = d->stride[2][v];
     for (ep_dim_t i = 0; i < W; i++)
         for (ep_dim_t j = 0; j < V; j++)
-            for (int e = 0; e < E; e++) {
-                size_t at = (size_t)(i * V + j) * E + e;
-                ep_inc_t to = (i * ow + j * ov) * E + e;
-                if (c->es / E == 4) {
-                    float s = ((float *)part)[at];
-                    for (int t = 1; t < nt; t++) s += ((float *)part)[(size_t)t * n * E + at];
-                    ((float *)base[2])[to] = s;
-                } else {
-                    double s = ((double *)part)[at];
-                    for (int t = 1; t < nt; t++) s += ((double *)part)[(size_t)t * n * E + at];
-                    ((double *)base[2])[to] = s;
-                }
-            }
+            ep_sum_parts(c->dt, base[2] + (i * ow + j * ov) * c->es,
+                         part + (size_t)(i * V + j) * c->es, (size_t)n * c->es, nt);
     free(part);
     return EP_OK;
 }
@@ -732,9 +724,7 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
         // threads write apart only along a loop the output moves along,
         // into private partials for a full reduction, or in the
         // register-tile kernel's K parts
-        int reduce_all = 1;
-        for (int x = 0; x < d->ndim; x++) reduce_all &= d->stride[d->nin][x] == 0;
-        if (!reduce_all) {
+        if (!ep_reduces_all(d)) {
             nt = 1;
             ep_nest_context(d, isa, nt, &c, &sbuf_n);
         }

@@ -40,9 +40,7 @@
 #define CT_NW (CPX ? 3 : 4)
 #endif
 #define CT_KO 16             // K rows of a block that re-visits such an output
-#ifndef CT_PF
 #define CT_PF 2              // tiles ahead that such a block prefetches x's rows
-#endif
 
 // one MV x NW tile over kb rows of the block b (ldb reals per row): y at
 // (w0, k0), strides in reals; o at (w0, v), strides in reals; nv: the

@@ -2423,6 +2423,15 @@ NT(held_small)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
     for (int i = 0; i < n; i++) o[i] = first ? a[i] + b[i] : o[i] + (a[i] + b[i]);
 }
 
+// one row's term of NT(held_part): x's row (times y's) times c
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(held_term)(int nm, int scaled, const T *x, const T *y, T c)
+{
+    NT(vec) u = NT_LD(x);
+    if (nm == 2) u *= NT_LD(y);
+    return scaled ? c * u : u;
+}
+
 // Rows shorter than a vector (2 <= n < VL, rows rx, ry > 0 apart) summed
 // into one output row held in a vector register: each row one load from its
 // first element, four rows into four accumulators ('ij,j->i' (12,103179) F
@@ -2439,11 +2448,8 @@ NT(held_part)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t 
     if (nm == 2 && (VL - n + ry - 1) / ry > over) over = (VL - n + ry - 1) / ry;
     const ep_dim_t safe = R > over ? R - over : 0;
     NT(vec) a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-#define NT_HP(q) (scaled ? w[(r + (q)) * rw] * (nm == 2 ? NT_LD(x + (r + (q)) * rx) \
-                                                        * NT_LD(y + (r + (q)) * ry) \
-                                                      : NT_LD(x + (r + (q)) * rx)) \
-                        : (nm == 2 ? NT_LD(x + (r + (q)) * rx) * NT_LD(y + (r + (q)) * ry) \
-                                   : NT_LD(x + (r + (q)) * rx)))
+#define NT_HP(q) NT(held_term)(nm, scaled, x + (r + (q)) * rx, y + (r + (q)) * ry, \
+                               scaled ? w[(r + (q)) * rw] : (T)1)
     ep_dim_t r = 0;
     for (; r + 4 <= safe; r += 4) {
         a0 += NT_HP(0); a1 += NT_HP(1); a2 += NT_HP(2); a3 += NT_HP(3);
@@ -2455,7 +2461,7 @@ NT(held_part)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t 
     for (; r < R; r++) {
         T c = scaled ? w[r * rw] : (T)1;
         for (ep_dim_t i = 0; i < n; i++)
-            s[i] += (scaled ? c : (T)1) * (nm == 2 ? x[r * rx + i] * y[r * ry + i] : x[r * rx + i]);
+            s[i] += c * (nm == 2 ? x[r * rx + i] * y[r * ry + i] : x[r * rx + i]);
     }
     for (ep_dim_t i = 0; i < n; i++) o[i] = first ? s[i] : o[i] + s[i];
 }

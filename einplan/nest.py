@@ -186,11 +186,9 @@ def _rows_into_one(loops, itemsize) -> int:
     if not 1 <= len(moving) <= 2 or fixed > 1 or any(row.strides[j] != 1 for j in moving):
         return 1
     lanes = vector_lanes(itemsize)
-    if n > PERIOD_VECTORS * lanes + lanes - 1:
-        return R
-    if n >= lanes or len(moving) == 2 or fixed or (n >= 2 and outer.strides[moving[0]] > 0):
-        return R
-    return 1
+    held = (n >= lanes or len(moving) == 2 or fixed
+            or (n >= 2 and outer.strides[moving[0]] > 0))   # else the plain rows
+    return R if held or n > PERIOD_VECTORS * lanes + lanes - 1 else 1
 
 
 def rows_per_start(loops, itemsize, complex_=False):

@@ -49,8 +49,8 @@ from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, choose_engine,
-                   ctile_by_cost, ctile_nw, engine_by_cost, is_one_tile, is_short_k, is_thin, l2_bytes,
-                   nest_dtype_ok, nest_step, step_kind)
+                   ctile_by_cost, ctile_nw, engine_by_cost, is_one_tile, is_short_k, is_thin,
+                   l2_bytes, nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -166,7 +166,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
             plan, laid = _ctile_out_layout(b, views, dtype, shape, out_eff,
                                            _nest_plan(b, views, dtype, shape, out_eff))
             if laid:
-                plan = replace(plan, steps=(replace(plan.steps[0], why=laid[2:]),))
+                plan = replace(plan, steps=(replace(plan.steps[0], why=laid),))
             # a real thin GEMM: planned on the packed engine too, the cheaper
             # runs (complex stays in the nest: the packed engine's 1m panels,
             # twice B's bytes and padded to whole tiles, cost more than its
@@ -176,7 +176,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
                 if engine == "gemm" and gemm.fallback is None:
                     return _with_why(gemm, why)
-                return replace(plan, steps=(replace(plan.steps[0], why=why + laid),))
+                return replace(plan, steps=(replace(plan.steps[0], why=_notes(why, laid)),))
             return _relayout_or(plan, b, views, dtype, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
         tiles = _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype,
@@ -184,6 +184,11 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         return gemm if tiles is None else tiles
     return _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
                           out_eff)
+
+
+def _notes(*parts) -> str:
+    """A step's reasons, the empty ones left out."""
+    return "; ".join(p for p in parts if p)
 
 
 def _with_why(gemm, why):
@@ -198,7 +203,8 @@ def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, s
     kernel or as ``gemm`` (the packed engine's plan), the cheaper by
     predicted cost; None when the edge is not short or the nest does not
     take the kernel.  Real: m or n of at most one strip of the kernel
-    (``_tile_edge_pair``), priced by compute (nest.engine_by_cost).
+    (``_tile_edge_pair``), priced by compute (nest.engine_by_cost); a real
+    nest of contiguous rows without the kernel is priced so too.
     Complex: an edge of at most nest.CTILE_EDGE (``_short_edge_pair``), the
     output laid out along the kernel's vectors when free, priced against
     the 1m GEMM (nest.ctile_by_cost).  ``b``: the call's builder, for its
@@ -223,7 +229,7 @@ def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, s
         return None
     engine, why = (ctile_by_cost if is_complex else engine_by_cost)(step, gemm.steps, dtype)
     if engine == "nest":
-        return replace(plan, steps=(replace(step, why=why + laid),))
+        return replace(plan, steps=(replace(step, why=_notes(why, laid)),))
     return _with_why(gemm, why)
 
 
@@ -627,7 +633,7 @@ def _ctile_out_layout(b, views, dtype, shape, out_eff, plan):
     moved = _nest_plan(along, views, dtype, shape, out_eff)
     if not moved.steps[0].ctile:
         return plan, ""
-    return moved, (f"; the output laid out with '{''.join(v)}' innermost, the kernel's "
+    return moved, (f"the output laid out with '{''.join(v)}' innermost, the kernel's "
                    f"vectors (order='K' leaves it free)")
 
 
