@@ -1851,3 +1851,23 @@ def test_a_kept_block_is_summed_over_its_rows_first(dtype):
     assert len(_plan_for("abc->b", B.copy()).steps) == 2
     assert len(_plan_for("abcd->b", A[:, :, :4, :4]).steps) == 1
     assert len(_plan_for("ab->b", _rand(rng, (1000, 6), dtype)).steps) == 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_far_apart_sum_the_same_from_any_offset(dtype, isa):
+    """One input's short contiguous rows two or more lines apart ('ab->a' on
+    a[:, o:o + n], the rows the kernel prefetches ahead when they span two
+    or three lines): every offset within a line, rows of one to three
+    lines, forwards and reversed, a count not a multiple of four."""
+    rng = np.random.default_rng(71)
+    item = np.dtype(dtype).itemsize
+    per_line = 64 // item
+    base = rng.standard_normal((203, 320 // item + per_line), dtype=np.float64).astype(dtype)
+    for n in (per_line // 2 + 1, per_line, per_line + 3, 2 * per_line + 1, 3 * per_line):
+        for o in range(per_line):
+            for step in (1, -1):
+                v = base[::step, o:o + n]
+                r = np.full(v.shape[0], np.nan, dtype)
+                loops = [(v.shape[0], v.strides[0] // item, 1), (n, 1, 0)]
+                _native.prepare_nest(dtype, 1, loops)((v,), r, isa=isa)
+                _close(r, v.astype(np.float64).sum(axis=1), dtype, n)
