@@ -1261,6 +1261,45 @@ NT(dotv_put)(NT(vec) *s, ep_dim_t r, T *o, ep_inc_t so, int first, int nf,
     }
 }
 
+// One input's contiguous rows far apart in memory (two lines or more
+// untouched between them), each spanning two or three lines: the hardware
+// prefetchers leave each such row a miss, however the row is read (a Zen 4
+// 'ab->a' (409600, 64)[:, :16] f32 16 bytes past a line: 25 ns a row, four
+// at a time or one after another; numpy 11).  Each line prefetched NT_RPF
+// rows ahead, each from its own instruction: 7 ns (one instruction in a loop
+// over the lines: 20).  A row of one line runs as fast without, and so does
+// one of three lines with one line between rows (1.1x slower with).  The
+// same holds for a GEMV's dot rows against one vector (rows_dotv: 'ab,b->a'
+// on a[:, :21] of (102400, 256) f32, 0.61x numpy -> 1.04x).  Two inputs'
+// such rows gain nothing: their prefetches fill the core's misses in flight
+// and stall it.
+#define NT_RPF 8              // rows ahead
+
+// The most lines a prefetched row spans (0: the rows are not prefetched):
+// rows s apart (elements), n long, R of them.
+static inline int NT(prefetch_lines)(ep_inc_t s, ep_dim_t n, ep_dim_t R)
+{
+    ep_inc_t gap = (s < 0 ? -s : s) * (ep_inc_t)sizeof(T) / 64 - 2;
+    if (R < 4 * NT_RPF || n * (ep_dim_t)sizeof(T) > 3 * 64 || gap < 2) return 0;
+    return gap < 3 ? (int)gap : 3;
+}
+
+// The lines of rows x, x + s, x + 2s, x + 3s that span 2..most lines
+static inline __attribute__((always_inline)) void
+NT(prefetch_rows4)(const T *x, ep_inc_t s, ep_dim_t n, int most)
+{
+    const uintptr_t last = (uintptr_t)((n - 1) * (ep_dim_t)sizeof(T));
+    for (int t = 0; t < 4; t++) {
+        const char *q = (const char *)(x + t * s);
+        uintptr_t lines = (((uintptr_t)q + last) >> 6) - ((uintptr_t)q >> 6);
+        if (lines >= 1 && (int)lines < most) {
+            __builtin_prefetch(q);
+            if (lines == 2) __builtin_prefetch(q + 64);
+            __builtin_prefetch(q + last);
+        }
+    }
+}
+
 // Short contiguous rows z (VL <= n <= NB, rows az apart) dotted with one
 // vector w shared by every row, VL rows at a time, each row whole before the
 // next (one stream where the rows are end to end): each row's products
@@ -1282,9 +1321,12 @@ NT(rows_dotv_nv)(const int NV, const T *z, ep_inc_t az, const T *w, ep_dim_t n, 
     const NT(vec) wt = NT_LD(w + n - VL);
     NT(ivec) keep;
     for (int l = 0; l < VL; l++) keep[l] = l >= VL - (int)rem ? -1 : 0;
+    const int pf = NT(prefetch_lines)(az, n, R);
     ep_dim_t r = 0;
     for (; r + VL <= R; r += VL) {
         NT(vec) s[VL];
+        for (int t = 0; pf && t < VL && r + VL + t + 4 <= R; t += 4)
+            NT(prefetch_rows4)(z + (r + VL + t) * az, az, n, pf);
 #pragma GCC unroll 16
         for (int q = 0; q < VL && NV >= 0; q++) {
             const T *zq = z + (r + q) * az;
@@ -1344,9 +1386,13 @@ NT_FN ep_dim_t NT(rows_dotv_part)(const T *z, ep_inc_t az, const T *w, ep_dim_t 
     const NT(vec) wv = NT_LD(wb);
     const ep_dim_t over = (VL - (ep_dim_t)n + az - 1) / az;
     const ep_dim_t safe = R > over ? R - over : 0;
+    // each row's load reads VL elements: its lines are those prefetched
+    const int pf = NT(prefetch_lines)(az, VL, R);
     ep_dim_t r = 0;
     for (; r + VL <= safe; r += VL) {
         NT(vec) s[VL];
+        for (int t = 0; pf && t < VL && r + VL + t + 4 <= safe; t += 4)
+            NT(prefetch_rows4)(z + (r + VL + t) * az, az, VL, pf);
 #pragma GCC unroll 16
         for (int q = 0; q < VL; q++) s[q] = NT(kept)(NT_LD(z + (r + q) * az) * wv, keep);
         NT(dotv_put)(s, r, o, so, first, nf, f, fs);
@@ -1791,43 +1837,6 @@ NT(rows_sum_shared)(int k, int nm, const T *const *p, const ep_inc_t *s, ep_dim_
     NT(rows_sum)(nm - k + 1, q, qs, n, qr, R, o, so, first, nf, f, fs, seq);
 }
 #endif
-
-// One input's contiguous rows far apart in memory (two lines or more
-// untouched between them), each spanning two or three lines: the hardware
-// prefetchers leave each such row a miss, however the row is read (a Zen 4
-// 'ab->a' (409600, 64)[:, :16] f32 16 bytes past a line: 25 ns a row, four
-// at a time or one after another; numpy 11).  Each line prefetched NT_RPF
-// rows ahead, each from its own instruction: 7 ns (one instruction in a loop
-// over the lines: 20).  A row of one line runs as fast without, and so does
-// one of three lines with one line between rows (1.1x slower with).  Two
-// inputs' such rows gain nothing: their prefetches fill the core's misses in
-// flight and stall it.
-#define NT_RPF 8              // rows ahead
-
-// The most lines a prefetched row spans (0: the rows are not prefetched):
-// rows s apart (elements), n long, R of them.
-static inline int NT(prefetch_lines)(ep_inc_t s, ep_dim_t n, ep_dim_t R)
-{
-    ep_inc_t gap = (s < 0 ? -s : s) * (ep_inc_t)sizeof(T) / 64 - 2;
-    if (R < 4 * NT_RPF || n * (ep_dim_t)sizeof(T) > 3 * 64 || gap < 2) return 0;
-    return gap < 3 ? (int)gap : 3;
-}
-
-// The lines of rows x, x + s, x + 2s, x + 3s that span 2..most lines
-static inline __attribute__((always_inline)) void
-NT(prefetch_rows4)(const T *x, ep_inc_t s, ep_dim_t n, int most)
-{
-    const uintptr_t last = (uintptr_t)((n - 1) * (ep_dim_t)sizeof(T));
-    for (int t = 0; t < 4; t++) {
-        const char *q = (const char *)(x + t * s);
-        uintptr_t lines = (((uintptr_t)q + last) >> 6) - ((uintptr_t)q >> 6);
-        if (lines >= 1 && (int)lines < most) {
-            __builtin_prefetch(q);
-            if (lines == 2) __builtin_prefetch(q + 64);
-            __builtin_prefetch(q + last);
-        }
-    }
-}
 
 NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,

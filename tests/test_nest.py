@@ -1871,3 +1871,25 @@ def test_short_rows_far_apart_sum_the_same_from_any_offset(dtype, isa):
                 loops = [(v.shape[0], v.strides[0] // item, 1), (n, 1, 0)]
                 _native.prepare_nest(dtype, 1, loops)((v,), r, isa=isa)
                 _close(r, v.astype(np.float64).sum(axis=1), dtype, n)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_dot_rows_far_apart_against_one_vector_from_any_offset(dtype, isa):
+    """A GEMV's dot rows against one vector ('ab,b->a' on a[:, o:o + n]), rows
+    two or more lines apart that the kernel prefetches ahead: rows shorter
+    than a vector (one load each) and of one to three vectors, every offset
+    within a line, forwards and reversed, a count not a multiple of the
+    vector's lanes."""
+    rng = np.random.default_rng(73)
+    item = np.dtype(dtype).itemsize
+    per_line = 64 // item
+    base = rng.standard_normal((205, 320 // item + per_line), dtype=np.float64).astype(dtype)
+    for n in (3, per_line - 1, per_line, per_line + 5, 2 * per_line + 1):
+        w = rng.standard_normal(n, dtype=np.float64).astype(dtype)
+        for o in range(per_line):
+            for step in (1, -1):
+                v = base[::step, o:o + n]
+                r = np.full(v.shape[0], np.nan, dtype)
+                loops = [(v.shape[0], v.strides[0] // item, 0, 1), (n, 1, 1, 0)]
+                _native.prepare_nest(dtype, 2, loops)((v, w), r, isa=isa)
+                _close(r, v.astype(np.float64) @ w.astype(np.float64), dtype, n)

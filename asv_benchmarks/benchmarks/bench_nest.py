@@ -4,9 +4,9 @@
   ShortRowReduce  'ab->b' (1326872, 6) f32 (short rows summed over a tall block),
              'abcd->c' (2748, 19, 2, 16) f32 (the loop order counts kernel calls),
              'ab->a' (6897, 84) f32 (short contiguous rows, four at a time)
-  ShortRowsApart  'ab->a' on a[:, :16] of (409600, 64) and a[:, 4:32] of
-             (102400, 256) f32 (rows of two and three lines far apart in
-             memory, prefetched)
+  ShortRowsApart  'ab->a' and 'ab,b->a' on a[:, :16] of (409600, 64) and
+             a[:, 4:32] of (102400, 256) f32 (rows of two and three lines far
+             apart in memory, prefetched)
   Trace      'ii->' 4096^2 f64 (numpy.trace's own case), 'ijj->ij' (2062,7,7) f64
   Dot        'a,a->' 3.3M complex128, 'ijab,iajb->' (10,10,72,72) f64 (permuted dot)
   Hadamard   'ab,ba->ab' F x C f32 (58,357), 'ij,ij,ij->i' 1000^2 f64 (one pass)
@@ -70,20 +70,23 @@ class ShortRowReduce(ThreadsMixin):
 
 class ShortRowsApart(ThreadsMixin):
     """Planner path: one nest of short contiguous rows two or more lines
-    apart, beyond L3 (100 MB of lines), each spanning two or three lines:
-    prefetched rows ahead.  Hand-written: A.sum(1)."""
-    params = [["16 of 64", "28 of 256"], IMPLS, THREADS]
-    param_names = ["rows", "impl", "threads"]
+    apart, beyond L3 (100 MB of lines), each spanning two or three lines,
+    summed or dotted with one vector: prefetched rows ahead.  Hand-written:
+    A.sum(1), A @ w."""
+    params = [["ab->a", "ab,b->a"], ["16 of 64", "28 of 256"], IMPLS, THREADS]
+    param_names = ["spec", "rows", "impl", "threads"]
 
-    def setup(self, rows, impl, threads):
+    def setup(self, spec, rows, impl, threads):
         n, width = (int(x) for x in rows.split(" of "))
         start = 0 if width == 64 else 4
         A = rnd(((100 << 20) // (4 * width), width), np.float32, seed=34)[:, start:start + n]
-        self.fn = make_call(impl, "ab->a", [A], hand=lambda: A.sum(1))
+        w = rnd((n,), np.float32, seed=35)
+        ops, hand = ([A], lambda: A.sum(1)) if spec == "ab->a" else ([A, w], lambda: A @ w)
+        self.fn = make_call(impl, spec, ops, hand=hand)
         self.pin(threads)
         warm(self.fn)
 
-    def time_reduce(self, rows, impl, threads):
+    def time_rows(self, spec, rows, impl, threads):
         self.fn()
 
 
