@@ -1893,3 +1893,29 @@ def test_short_dot_rows_far_apart_against_one_vector_from_any_offset(dtype, isa)
                 loops = [(v.shape[0], v.strides[0] // item, 0, 1), (n, 1, 1, 0)]
                 _native.prepare_nest(dtype, 2, loops)((v, w), r, isa=isa)
                 _close(r, v.astype(np.float64) @ w.astype(np.float64), dtype, n)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_far_apart_summed_into_one_row_from_any_offset(dtype, isa):
+    """One input's short rows two or more lines apart summed into one output
+    row, plain and scaled per row ('ab->b', 'ab,a->b' on a[:, o:o + n]: the
+    rows held in registers, prefetched ahead): every offset within a line,
+    rows shorter than a vector and of one to three vectors, forwards and
+    reversed."""
+    rng = np.random.default_rng(79)
+    item = np.dtype(dtype).itemsize
+    per_line = 64 // item
+    base = rng.standard_normal((203, 320 // item + per_line), dtype=np.float64).astype(dtype)
+    scale = rng.standard_normal(203, dtype=np.float64).astype(dtype)
+    for n in (5, per_line, per_line + 3, 2 * per_line + 1, 3 * per_line):
+        for o in range(per_line):
+            for step in (1, -1):
+                v = base[::step, o:o + n]
+                rs = v.strides[0] // item
+                r = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 1, [(203, rs, 0), (n, 1, 1)])((v,), r, isa=isa)
+                _close(r, v.astype(np.float64).sum(axis=0), dtype, 203)
+                r = np.full(n, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, [(203, rs, 1, 0), (n, 1, 0, 1)])(
+                    (v, scale), r, isa=isa)
+                _close(r, scale.astype(np.float64) @ v.astype(np.float64), dtype, 203)
