@@ -1269,12 +1269,13 @@ NT(dotv_put)(NT(vec) *s, ep_dim_t r, T *o, ep_inc_t so, int first, int nf,
 // rows ahead, each from its own instruction: 7 ns (one instruction in a loop
 // over the lines: 20).  A row of one line runs as fast without, and so does
 // one of three lines with one line between rows (1.1x slower with).  The
-// same holds for a GEMV's dot rows against one vector (rows_dotv: 'ab,b->a'
-// on a[:, :21] of (102400, 256) f32, 0.61x numpy -> 1.04x) and for rows
-// summed into one row held in registers (held_body: 'ab,a->b' there on
-// a[:, :16], 0.66x -> 1.2x).  Two inputs'
+// same holds for a GEMV's dot rows against one vector (rows_dotv, the next
+// VL rows prefetched: 'ab,b->a' on a[:, :21] of (102400, 256) f32, 0.61x
+// numpy -> 1.04x) and for rows summed into one row held in vector registers
+// (held_body: 'ab,a->b' there on a[:, :16], 0.66x -> 1.2x).  Two inputs'
 // such rows gain nothing: their prefetches fill the core's misses in flight
-// and stall it.
+// and stall it; nor do rows shorter than a vector held in scalars
+// (held_small: 15 ns a row, prefetched or not).
 #define NT_RPF 8              // rows ahead
 
 // The most lines a prefetched row spans (0: the rows are not prefetched):
@@ -2459,10 +2460,7 @@ NT(held_small)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
     T a[VL], b[VL];
     for (int i = 0; i < n; i++) a[i] = b[i] = 0;
     ep_dim_t r = 0;
-    const int pf = nm == 1 ? NT(prefetch_lines)(rx, n, R) : 0;
     for (; r + 2 <= R; r += 2, x += 2 * rx, y += 2 * ry) {
-        if (pf && !(r & 2) && r + NT_RPF + 4 <= R)
-            NT(prefetch_rows4)(x + NT_RPF * rx, rx, n, pf);
         T c0 = scaled ? w[r * rw] : (T)1, c1 = scaled ? w[(r + 1) * rw] : (T)1;
         for (int i = 0; i < n; i++) {
             T u = nm == 2 ? x[i] * y[i] : x[i], v = nm == 2 ? x[rx + i] * y[ry + i] : x[rx + i];
