@@ -47,7 +47,11 @@ X86_SOURCES = [
 ]
 if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
     C_SOURCES += X86_SOURCES
-BASE_CFLAGS = ["-O3", "-std=c11", "-fno-strict-aliasing", "-Wno-unused-function"]
+# -falign-loops=32: a hot loop placed across a 32-byte boundary runs up to
+# 1.5x slower on Zen 4 (the tile packing's scalar gather in 'abc,acb->ab'
+# (3,861,39) f32: 82 us or 55 us, by where unrelated code moved it)
+BASE_CFLAGS = ["-O3", "-std=c11", "-fno-strict-aliasing", "-Wno-unused-function",
+               "-falign-loops=32"]
 
 
 def openmp_flags():
