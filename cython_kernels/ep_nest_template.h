@@ -2387,6 +2387,7 @@ NT(held_body)(int nm, int scaled, int SX, int SY, int NV, const T *x, ep_inc_t r
     const int pf = nm == 1 && SX == 1 ? NT(prefetch_lines)(rx, n, R) : 0;
     if (na <= 4) {
         for (; r + 2 <= R; r += 2, x += 2 * rx, y += 2 * ry) {
+            // four rows' lines every other pair of rows
             if (pf && !(r & 2) && r + NT_RPF + 4 <= R)
                 NT(prefetch_rows4)(x + NT_RPF * rx, rx, n, pf);
             NT(vec) c0 = (scaled ? w[r * rw] : (T)1) - (NT(vec)){0};

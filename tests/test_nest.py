@@ -1853,69 +1853,65 @@ def test_a_kept_block_is_summed_over_its_rows_first(dtype):
     assert len(_plan_for("ab->b", _rand(rng, (1000, 6), dtype)).steps) == 1
 
 
+def _rows_far_apart(dtype, lengths, seed):
+    """(v, rows' stride in elements): a[::step, o:o + n] of a (203, wide)
+    array, rows at least two lines apart, for each n of ``lengths``, every
+    offset o within a line, forwards and reversed."""
+    rng = np.random.default_rng(seed)
+    item = np.dtype(dtype).itemsize
+    per_line = 64 // item
+    base = rng.standard_normal((203, 320 // item + per_line), dtype=np.float64).astype(dtype)
+    for n in lengths(per_line):
+        for o in range(per_line):
+            for step in (1, -1):
+                v = base[::step, o:o + n]
+                yield v, v.strides[0] // item
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_short_rows_far_apart_sum_the_same_from_any_offset(dtype, isa):
     """One input's short contiguous rows two or more lines apart ('ab->a' on
     a[:, o:o + n], the rows the kernel prefetches ahead when they span two
-    or three lines): every offset within a line, rows of one to three
-    lines, forwards and reversed, a count not a multiple of four."""
-    rng = np.random.default_rng(71)
-    item = np.dtype(dtype).itemsize
-    per_line = 64 // item
-    base = rng.standard_normal((203, 320 // item + per_line), dtype=np.float64).astype(dtype)
-    for n in (per_line // 2 + 1, per_line, per_line + 3, 2 * per_line + 1, 3 * per_line):
-        for o in range(per_line):
-            for step in (1, -1):
-                v = base[::step, o:o + n]
-                r = np.full(v.shape[0], np.nan, dtype)
-                loops = [(v.shape[0], v.strides[0] // item, 1), (n, 1, 0)]
-                _native.prepare_nest(dtype, 1, loops)((v,), r, isa=isa)
-                _close(r, v.astype(np.float64).sum(axis=1), dtype, n)
+    or three lines): rows of one to three lines, a count not a multiple of
+    four."""
+    lengths = lambda pl: (pl // 2 + 1, pl, pl + 3, 2 * pl + 1, 3 * pl)
+    for v, rs in _rows_far_apart(dtype, lengths, 71):
+        n = v.shape[1]
+        r = np.full(v.shape[0], np.nan, dtype)
+        _native.prepare_nest(dtype, 1, [(v.shape[0], rs, 1), (n, 1, 0)])((v,), r, isa=isa)
+        _close(r, v.astype(np.float64).sum(axis=1), dtype, n)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_short_dot_rows_far_apart_against_one_vector_from_any_offset(dtype, isa):
     """A GEMV's dot rows against one vector ('ab,b->a' on a[:, o:o + n]), rows
     two or more lines apart that the kernel prefetches ahead: rows shorter
-    than a vector (one load each) and of one to three vectors, every offset
-    within a line, forwards and reversed, a count not a multiple of the
-    vector's lanes."""
+    than a vector (one load each) and of one to three vectors, a count not a
+    multiple of the vector's lanes."""
     rng = np.random.default_rng(73)
-    item = np.dtype(dtype).itemsize
-    per_line = 64 // item
-    base = rng.standard_normal((205, 320 // item + per_line), dtype=np.float64).astype(dtype)
-    for n in (3, per_line - 1, per_line, per_line + 5, 2 * per_line + 1):
+    lengths = lambda pl: (3, pl - 1, pl, pl + 5, 2 * pl + 1)
+    for v, rs in _rows_far_apart(dtype, lengths, 73):
+        n = v.shape[1]
         w = rng.standard_normal(n, dtype=np.float64).astype(dtype)
-        for o in range(per_line):
-            for step in (1, -1):
-                v = base[::step, o:o + n]
-                r = np.full(v.shape[0], np.nan, dtype)
-                loops = [(v.shape[0], v.strides[0] // item, 0, 1), (n, 1, 1, 0)]
-                _native.prepare_nest(dtype, 2, loops)((v, w), r, isa=isa)
-                _close(r, v.astype(np.float64) @ w.astype(np.float64), dtype, n)
+        r = np.full(v.shape[0], np.nan, dtype)
+        loops = [(v.shape[0], rs, 0, 1), (n, 1, 1, 0)]
+        _native.prepare_nest(dtype, 2, loops)((v, w), r, isa=isa)
+        _close(r, v.astype(np.float64) @ w.astype(np.float64), dtype, n)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_short_rows_far_apart_summed_into_one_row_from_any_offset(dtype, isa):
     """One input's short rows two or more lines apart summed into one output
     row, plain and scaled per row ('ab->b', 'ab,a->b' on a[:, o:o + n]: the
-    rows held in registers, prefetched ahead): every offset within a line,
-    rows shorter than a vector and of one to three vectors, forwards and
-    reversed."""
-    rng = np.random.default_rng(79)
-    item = np.dtype(dtype).itemsize
-    per_line = 64 // item
-    base = rng.standard_normal((203, 320 // item + per_line), dtype=np.float64).astype(dtype)
-    scale = rng.standard_normal(203, dtype=np.float64).astype(dtype)
-    for n in (5, per_line, per_line + 3, 2 * per_line + 1, 3 * per_line):
-        for o in range(per_line):
-            for step in (1, -1):
-                v = base[::step, o:o + n]
-                rs = v.strides[0] // item
-                r = np.full(n, np.nan, dtype)
-                _native.prepare_nest(dtype, 1, [(203, rs, 0), (n, 1, 1)])((v,), r, isa=isa)
-                _close(r, v.astype(np.float64).sum(axis=0), dtype, 203)
-                r = np.full(n, np.nan, dtype)
-                _native.prepare_nest(dtype, 2, [(203, rs, 1, 0), (n, 1, 0, 1)])(
-                    (v, scale), r, isa=isa)
-                _close(r, scale.astype(np.float64) @ v.astype(np.float64), dtype, 203)
+    rows held in registers, prefetched ahead): rows shorter than a vector
+    and of one to three vectors."""
+    scale = np.random.default_rng(79).standard_normal(203).astype(dtype)
+    lengths = lambda pl: (5, pl, pl + 3, 2 * pl + 1, 3 * pl)
+    for v, rs in _rows_far_apart(dtype, lengths, 79):
+        n = v.shape[1]
+        r = np.full(n, np.nan, dtype)
+        _native.prepare_nest(dtype, 1, [(203, rs, 0), (n, 1, 1)])((v,), r, isa=isa)
+        _close(r, v.astype(np.float64).sum(axis=0), dtype, 203)
+        r = np.full(n, np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(203, rs, 1, 0), (n, 1, 0, 1)])((v, scale), r, isa=isa)
+        _close(r, scale.astype(np.float64) @ v.astype(np.float64), dtype, 203)
