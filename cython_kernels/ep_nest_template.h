@@ -2554,16 +2554,17 @@ NT(held_small_n)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc
 //  - one row after another (axpy_seq_body, rows up to 8 KB, see
 //    ep_stream_order): the rows are read in memory order, the output in L1.
 #define NT_SEQ_N ((ep_dim_t)(8192 / sizeof(T)))
-#define NT_AXROW(x, y, i) (nm == 2 ? NT_LD((x) + (i)) * NT_LD((y) + (i)) : NT_LD((x) + (i)))
+#define NT_AXROW(x, y, i) (nm == 2 ? NT(ld_row)(x, SX, i, n) * NT(ld_row)(y, SY, i, n) \
+                                   : NT(ld_row)(x, SX, i, n))
 #define NT_AXTERM(c, x, y, i) (scaled ? (c) * NT_AXROW(x, y, i) : NT_AXROW(x, y, i))
-#define NT_AXSC(c, x, y, i) (scaled ? (c) * (nm == 2 ? (x)[i] * (y)[i] : (x)[i]) \
-                                    : (nm == 2 ? (x)[i] * (y)[i] : (x)[i]))
+#define NT_AXSC(c, x, y, i) (scaled ? (c) * (nm == 2 ? (x)[(i) * SX] * (y)[(i) * SY] : (x)[(i) * SX]) \
+                                    : (nm == 2 ? (x)[(i) * SX] * (y)[(i) * SY] : (x)[(i) * SX]))
 
 // Rows r0..R-1, one after another.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(axpy_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-                  const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t r0, ep_dim_t R, T *o,
-                  int first)
+NT(axpy_seq_body)(int nm, int scaled, int SX, int SY, const T *x, ep_inc_t rx, const T *y,
+                  ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t r0, ep_dim_t R,
+                  T *o, int first)
 {
     ep_dim_t nv = n - n % VL;
     for (ep_dim_t r = r0; r < R; r++) {
@@ -2602,8 +2603,8 @@ NT(axpy_seq_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_in
 
 // Whole blocks of four rows, then the rows left one after another.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
-               const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+NT(axpy4_body)(int nm, int scaled, int SX, int SY, const T *x, ep_inc_t rx, const T *y,
+               ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     ep_dim_t nv = n - n % VL, r = 0;
     for (; r + 4 <= R; r += 4) {
@@ -2631,7 +2632,7 @@ NT(axpy4_body)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc_t
             o[i] = v + NT_AXSC(c3, x3, y3, i);
         }
     }
-    NT(axpy_seq_body)(nm, scaled, x, rx, y, ry, w, rw, n, r, R, o, first);
+    NT(axpy_seq_body)(nm, scaled, SX, SY, x, rx, y, ry, w, rw, n, r, R, o, first);
 }
 #undef NT_AXSC
 #undef NT_AXTERM
@@ -2655,9 +2656,9 @@ NT(into_one_way)(int way, int nm, int scaled, const T *x, ep_inc_t rx, const T *
     else if (way == NT_HELD)
         NT(held_nv)(nm, scaled, 1, 1, x, rx, y, ry, w, rw, n, R, o, first);
     else if (way == NT_AXPY4)
-        NT(axpy4_body)(nm, scaled, x, rx, y, ry, w, rw, n, R, o, first);
+        NT(axpy4_body)(nm, scaled, 1, 1, x, rx, y, ry, w, rw, n, R, o, first);
     else
-        NT(axpy_seq_body)(nm, scaled, x, rx, y, ry, w, rw, n, 0, R, o, first);
+        NT(axpy_seq_body)(nm, scaled, 1, 1, x, rx, y, ry, w, rw, n, 0, R, o, first);
 }
 
 NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const T *y,
@@ -2672,6 +2673,29 @@ NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const
         NT(into_one_way)(way, 1, 1, x, rx, x, 0, w, rw, n, R, o, first);
     else
         NT(into_one_way)(way, 1, 0, x, rx, x, 0, x, 0, n, R, o, first);
+}
+
+// Long rows with the first input at stride 2 along the row (a [..., ::2]
+// slice; y at stride sy of 1 or 2) summed into one output row four at a
+// time: that input's vectors are the even lanes of two loads, where element
+// by element ran below the memory's speed ('abc,a->bc' (277,3999,6)[..., ::2]
+// f64: 0.66x numpy).
+NT_FN void NT(rows_axpy_strided)(int nm, int sy, const T *x, ep_inc_t rx, const T *y,
+                                 ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R,
+                                 T *o, int first)
+{
+    if (nm == 1 && w)
+        NT(axpy4_body)(1, 1, 2, 2, x, rx, x, 0, w, rw, n, R, o, first);
+    else if (nm == 1)
+        NT(axpy4_body)(1, 0, 2, 2, x, rx, x, 0, x, 0, n, R, o, first);
+    else if (sy == 2 && w)
+        NT(axpy4_body)(2, 1, 2, 2, x, rx, y, ry, w, rw, n, R, o, first);
+    else if (sy == 2)
+        NT(axpy4_body)(2, 0, 2, 2, x, rx, y, ry, x, 0, n, R, o, first);
+    else if (w)
+        NT(axpy4_body)(2, 1, 2, 1, x, rx, y, ry, w, rw, n, R, o, first);
+    else
+        NT(axpy4_body)(2, 0, 2, 1, x, rx, y, ry, x, 0, n, R, o, first);
 }
 
 // Rows summed into one output row (the loop around the row summed, the row
@@ -2693,10 +2717,18 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     ep_inc_t rw = nf ? fs[0] : 0;
     ep_inc_t sx = s[0], sy = s[nm - 1];
     if (sx != 1 || sy != 1) {
-        // an input at stride 2: the row held in registers, that input's
-        // vectors the even lanes of two loads
-        if ((sx != 1 && sx != 2) || (sy != 1 && sy != 2) || n <= VL || R < 16 ||
-            n > NT_PERIOD_V * VL + VL - 1 || (nm == 1 && n < 17))
+        // an input at stride 2: that input's vectors the even lanes of two
+        // loads, long rows four at a time, shorter ones held in registers
+        if ((sx != 1 && sx != 2) || (sy != 1 && sy != 2))
+            return 0;
+        if (n > NT_PERIOD_V * VL + VL - 1) {
+            if (sx == 2)
+                NT(rows_axpy_strided)(nm, (int)sy, p[0], r0, p[nm - 1], r1, w, rw, n, R, o, first);
+            else
+                NT(rows_axpy_strided)(nm, 1, p[1], r1, p[0], r0, w, rw, n, R, o, first);
+            return 1;
+        }
+        if (n <= VL || R < 16 || (nm == 1 && n < 17))
             return 0;
         if (sx == 2)
             NT(rows_held_strided)(nm, (int)sy, p[0], r0, p[nm - 1], r1, w, rw, n, R, o, first);

@@ -379,6 +379,37 @@ def test_rows_at_stride_two_summed_into_one_row_held_in_registers(isa, dtype, on
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_long_rows_at_stride_two_summed_into_one_row_four_at_a_time(isa, dtype, one_thread):
+    """Rows of a [..., ::2] slice longer than the registers hold ('abc,a->bc'
+    with c sliced) summed into one output row four at a time, alone, scaled,
+    times a contiguous or a stride-2 row in either order: row counts that
+    leave one to three rows, a tail past whole vectors, each row ending on
+    its array's last element (so a load past it would read outside)."""
+    rng = np.random.default_rng(37)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    for n in (17 * lanes, 17 * lanes + 3, 1031):
+        for R in (2, 3, 4, 7, 18):
+            X = _rand(rng, (R, 2 * n - 1), dtype)
+            Y = _rand(rng, (R, 2 * n - 1), dtype)
+            C = _rand(rng, (R, n), dtype)
+            u = _rand(rng, R, dtype)
+            x, y, c = X[:, ::2], Y[:, ::2], C
+            rx = 2 * n - 1
+            cases = [(1, [(R, rx, 0), (n, 2, 1)], (X,), x.sum(0)),
+                     (2, [(R, rx, 1, 0), (n, 2, 0, 1)], (X, u), (x * u[:, None]).sum(0)),
+                     (2, [(R, rx, rx, 0), (n, 2, 2, 1)], (X, Y), (x * y).sum(0)),
+                     (2, [(R, rx, n, 0), (n, 2, 1, 1)], (X, C), (x * c).sum(0)),
+                     (2, [(R, n, rx, 0), (n, 1, 2, 1)], (C, X), (x * c).sum(0)),
+                     (3, [(R, rx, rx, 1, 0), (n, 2, 2, 0, 1)], (X, Y, u),
+                      (x * y * u[:, None]).sum(0)),
+                     (3, [(R, n, rx, 1, 0), (n, 1, 2, 0, 1)], (C, X, u),
+                      (x * c * u[:, None]).sum(0))]
+            for nin, loops, ins, want in cases:
+                _into_one_row_and_again(dtype, nin, loops, ins, want, R, isa)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_products_of_rows_summed_into_one_row(isa, dtype, one_thread):
     """'ij,ij->j': two inputs' rows multiplied and summed into one output row

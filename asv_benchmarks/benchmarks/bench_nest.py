@@ -13,8 +13,9 @@
   PermutedGemv  'ij,j->i' 4096^2 f64 with the matrix C- or F-ordered (dot form
              vs axpy form), '...ij,j->...i' (3,5,5146,7) f64 (short rows),
              'ij,j->i' (65536,16) f32 (a vector of rows at a time),
-             (219620,14) f32 (rows shorter than a vector, one load each) and
-             (200,10000) c128 (long complex rows two at a time)
+             (219620,14) f32 (rows shorter than a vector, one load each),
+             (200,10000) c128 (long complex rows two at a time) and F-ordered
+             (8192,2048)[::2] f64 (the axpy form's rows at stride 2)
   ShortKGemm 'ij,jk->ik' with k <= 8: point sets times 3x3 / 4x4 matrices, a
              rank-5 update (the small-edge kernel against the packed engine)
   ShortEdgeGemm  a real GEMM with n <= 4, A unit-stride along m: the
@@ -186,6 +187,9 @@ class PermutedGemv(ThreadsMixin):
             A, x = rnd((219620, 14), np.float32, seed=55), rnd((14,), np.float32, seed=56)
         elif layout == "long-c128":
             A, x = _complex((200, 10000), 52), _complex((10000,), 54)
+        elif layout == "F-sliced":
+            A = np.asfortranarray(rnd((8192, 2048), np.float64, seed=57))[::2]
+            x = rnd((2048,), np.float64, seed=58)
         else:
             A, x = rnd((4096, 4096), np.float64, seed=46), rnd((4096,), np.float64, seed=47)
             A = np.asfortranarray(A) if layout == "F" else A
