@@ -105,6 +105,37 @@ def test_short_dots(isa, dtype, S, n, one_thread):
     _close(o, D.sum(2) * F, dtype, n)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("S", [1, 3, 8])
+def test_short_dots_against_shared_vectors_a_block_of_rows_at_a_time(isa, dtype, S, one_thread):
+    """'ij,kj->ik' with k short and the rows of A unit-stride: each of B's S
+    vectors against a block of rows, a vector of rows at a time, the rows
+    past whole vectors one by one.  Row counts below, at and past a vector
+    and past a block; rows of 2 up to five vectors and one more (the other
+    path); the output (i, k) C order, or strided inside a NaN-filled array
+    whose untouched elements must stay NaN; a second visit adding."""
+    rng = np.random.default_rng(41 + S)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    for n in sorted({2, 3, 7, 15, 16, 33, 5 * lanes, 5 * lanes + 1}):
+        for m in (3, lanes, 37, 300):
+            A = rand((m, n + 2), dtype, rng=rng)[:, 1:n + 1]
+            B = rand((S, n), dtype, rng=rng)
+            want = A @ B.T
+            sa, sb = _st(A), _st(B)
+            for step in (1, 3):
+                big = np.full((m + 1, step * S + 1), np.nan, dtype)
+                o = big[:m, :step * S:step]
+                so = _st(o)
+                loops = [(m, sa[0], 0, so[0]), (S, 0, sb[0], so[1]), (n, sa[1], sb[1], 0)]
+                _run(dtype, loops, (A, B), o, isa)
+                _close(o, want, dtype, n)
+                rest = np.ones(big.shape, bool)
+                rest[:m, :step * S:step] = False
+                assert np.isnan(big[rest]).all()
+                _run(dtype, [(2, 0, 0, 0)] + loops, (A, B), o, isa)
+                _close(o, 2 * want, dtype, 2 * n)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [5, 7, 9, 12, 15, 16, 17, 24, 31, 32, 33])
 def test_rows_of_one_to_two_vectors_against_a_shared_operand(isa, dtype, n, one_thread):

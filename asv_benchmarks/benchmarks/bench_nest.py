@@ -21,7 +21,8 @@
   ShortEdgeGemm  a real GEMM with n <= 4, A unit-stride along m: the
              register-tile kernel reading A once in place (blocks of K
              across all of m when the output is small); edges of 5..8 (one
-             AVX-512 strip), a long K shared by two threads
+             AVX-512 strip), a long K shared by two threads; A unit-stride
+             along k (the dot form, a block of rows per column of B)
 """
 import numpy as np
 
@@ -227,7 +228,7 @@ class ShortKGemm(ThreadsMixin):
 
 class ShortEdgeGemm(ThreadsMixin):
     """Planner path: a real GEMM with a short output edge (n <= 4, one strip
-    of the register-tile kernel) and A unit-stride along m: the nest's
+    of the register-tile kernel) and, but for 'dots3', A unit-stride along m: the nest's
     register-tile kernel reads A once in place, the output tile in
     registers, priced against the packed engine.  'proj2' F (30000, 30) x
     (30, 2) f32 (a projection onto two vectors), 'proj3' F (30000, 30) x
@@ -236,9 +237,11 @@ class ShortEdgeGemm(ThreadsMixin):
     (a long k, the small output re-visited per block of k); 'edge7' F
     (20000, 200) x (200, 7) f64 and 'row5' (5, 5000) x (5000, 3000) f64
     (edges of one AVX-512 strip), 'longk' F (110, 48807) x (48807, 5) f64
-    (W and V short: threads share K).  Hand-written: A @ B (tensordot for
-    'iab')."""
-    params = [["proj2", "proj3", "iab", "tall", "edge7", "row5", "longk"], IMPLS, THREADS]
+    (W and V short: threads share K); 'dots3' C (40000, 15) x (15, 3) f64
+    (the dot form: B's three columns each against a block of A's rows, a
+    vector of rows at a time).  Hand-written: A @ B (tensordot for 'iab')."""
+    params = [["proj2", "proj3", "iab", "tall", "edge7", "row5", "longk", "dots3"], IMPLS,
+              THREADS]
     param_names = ["case", "impl", "threads"]
 
     def setup(self, case, impl, threads):
@@ -250,6 +253,10 @@ class ShortEdgeGemm(ThreadsMixin):
         elif case == "row5":
             A = rnd((5, 5000), np.float64, seed=54)
             B = rnd((5000, 3000), np.float64, seed=55)
+            self.fn = make_call(impl, "ij,jk->ik", [A, B], hand=lambda: A @ B)
+        elif case == "dots3":
+            A = rnd((40000, 15), np.float64, seed=56)
+            B = np.asfortranarray(rnd((15, 3), np.float64, seed=57))
             self.fn = make_call(impl, "ij,jk->ik", [A, B], hand=lambda: A @ B)
         else:
             m, k, n, dt = {"proj2": (30000, 30, 2, np.float32), "proj3": (30000, 30, 3, np.float64),
