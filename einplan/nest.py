@@ -261,6 +261,16 @@ def nest_cycles(step, dtype) -> float:
             # rows run across in vectors, no row start
             return total / lanes * across_vector_ops(L.extent, step.short, lanes,
                                                      _itemsize(dtype)) / step.short
+    if (step.short and step.row.startswith("short-dots") and len(step.loops) >= 3
+            and not str(dtype).startswith("complex")):
+        # S dots a row: each ends in its share of a horizontal sum and a
+        # store whatever its length, and each call of the kernel (R rows)
+        # sets up its pointers and copies
+        L = step.loops[-1]
+        dots = total / L.extent
+        calls = dots / (step.short * step.loops[-3].extent)
+        return (dots * (SHORT_DOT_END + SHORT_DOT_VECTOR * math.ceil(L.extent / lanes))
+                + calls * SHORT_CALL)
     # the small-edge kernel runs its rows inside one call
     start = SHORT_ROW_START if step.short else NEST_ROW_START
     return total * (ops / lanes if vec else ops) + total / row * start
@@ -737,6 +747,15 @@ MAX_SHORT = 8           # a loop this short can run inside the row kernel (EP_NE
 SHORT_DOT_ROW = 1024    # longest summed row of the small-edge kernel (its dots are not pairwise)
 SHORT_ROW_START = 8     # element-equivalents of starting one of its rows (a call, S factors)
 SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
+# cycles of the small-edge kernel's dots (nest_cycles), Zen 4, 1 thread:
+# 'ij,kj->ik' (R, n) x (S, n) with S = 5..8 ran 7 cycles a dot of two
+# vectors, 11-12 of three to five; 'bij,bkj->bki' (3,38664,15):T x (3,3,15)
+# f64, a call per i (3 rows of 3 dots, one operand transposed into a copy),
+# 40 cycles a dot.  Priced at one vector a dot and 8 cycles a row, both ran
+# 2-3.5x slower than the packed engine they were preferred to.
+SHORT_DOT_END = 3       # a dot's share of the transposing sum of its row block, its store
+SHORT_DOT_VECTOR = 2    # a dot's vector: two loads and a multiply-add
+SHORT_CALL = 150        # a call of the kernel: its pointers, its copies' set-up
 SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strided in the output
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 

@@ -410,6 +410,30 @@ def test_avx512_short_k_complex_gemm_takes_the_cheaper_engine(use_isa, one_threa
     _close(einplan.einsum("ij,kj->ik", a, b), a @ b.T, "complex64", 8)
 
 
+def test_short_dots_are_priced_per_dot_and_per_call(one_thread):
+    """The small-edge kernel's dots cost a share of a horizontal sum and a
+    store each, whatever their length, and each call of the kernel its
+    set-up: 'ij,kj->ik' (40000, 15) x (8, 15) f64 (650 us as 8 dots a row,
+    234 packed) and 'bij,bkj->bki' (3, 38664, 15) with A's b innermost x
+    (3, 3, 15) f64 (a call per i, A transposed into a copy each: 4.1 ms,
+    1.9 packed) take the packed engine; with three dots a row
+    ('ij,kj->ik' (40000, 15) x (3, 15) f64: 263 us, 305 numpy) the
+    small-edge kernel stays."""
+    from einplan.plan import GemmStep
+    rng = np.random.default_rng(43)
+    a = rand((40000, 15), "float64", rng=rng)
+    for S, engine in [(8, GemmStep), (3, NestStep)]:
+        w = rand((S, 15), "float64", rng=rng)
+        (step,) = _steps("ij,kj->ik", a, w)
+        assert isinstance(step, engine), (S, step)
+        _close(einplan.einsum("ij,kj->ik", a, w), a @ w.T, "float64", 15)
+    A = np.ascontiguousarray(rand((38664, 15, 3), "float64", rng=rng)).transpose(2, 0, 1)
+    W = rand((3, 3, 15), "float64", rng=rng)
+    (step,) = _steps("bij,bkj->bki", A, W)
+    assert isinstance(step, GemmStep), step
+    _close(einplan.einsum("bij,bkj->bki", A, W), np.einsum("bij,bkj->bki", A, W), "float64", 15)
+
+
 def test_small_edge_kernel_into_a_strided_output_row_is_priced_per_element():
     """The small-edge kernel stores a strided output row element by element,
     each store a read and a write of its line in L2: the same short step
