@@ -199,9 +199,11 @@ int ep_stream_report(double *gbs_one, double *gbs_four)
 // one input end to end), dot rows up to
 // a page, end to end, against one vector shared by every row, and rows
 // summed into one output row (axpy4) from one past the registers of the row
-// ISA's kernels up to 8 KB ('ab->b' with b = 503; 'j,jk->k' (37010,120) f64
-// four at a time 12 GB/s, one after another 24-28; rows of 800 f64 16-21 and
-// 20-27 GB/s; from 12 KB four at a time is the faster); and one input's
+// ISA's kernels up to 3/8 of L1, the output row staying there ('ab->b' with
+// b = 503; 'j,jk->k' (37010,120) f64 four at a time 12 GB/s, one after
+// another 24-28; rows of 800 f64 16-21 and 20-27 GB/s; Zen 4, 32 KB of L1:
+// 'ab->a' (1121, 5130):T f64, rows of 8968 bytes, 1.79 ms four at a time,
+// 1.35 one after another, rows of 16000 bytes f32 0.55 and 0.75); and one input's
 // short strided rows that rows_sum sums in four scalar chains ('bii->b').
 int ep_nest_streams(const ep_nest_desc_t *d, int isa)
 {
@@ -241,7 +243,7 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
                (bytes < 2 * vbytes || s > 2 || s < -2);
     }
     if (into_one) {  // longer than the kernels hold in registers (rows_into_one)
-        return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= 8192;
+        return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= l1 * 3 / 8;
     }
     return bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
            (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096));

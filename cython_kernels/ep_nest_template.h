@@ -2551,9 +2551,10 @@ NT(held_small_n)(int nm, int scaled, const T *x, ep_inc_t rx, const T *y, ep_inc
 //  - four rows at a time (axpy4_body): the output is read and written once
 //    per four rows ('ij,jk->ki' (1,83) x (83,89902) f32, a GEMV's axpy form
 //    over a row block in L1: 0.45-0.51x numpy row by row);
-//  - one row after another (axpy_seq_body, rows up to 8 KB, see
-//    ep_stream_order): the rows are read in memory order, the output in L1.
-#define NT_SEQ_N ((ep_dim_t)(8192 / sizeof(T)))
+//  - one row after another (axpy_seq_body, rows up to 3/8 of L1, see
+//    ep_nest_streams and ep_stream_order): the rows are read in memory
+//    order, the output in L1.
+#define NT_SEQ_N ((ep_dim_t)(65536 / sizeof(T)))   // the longest row any L1 keeps so
 #define NT_AXROW(x, y, i) (nm == 2 ? NT(ld_row)(x, SX, i, n) * NT(ld_row)(y, SY, i, n) \
                                    : NT(ld_row)(x, SX, i, n))
 #define NT_AXTERM(c, x, y, i) (scaled ? (c) * NT_AXROW(x, y, i) : NT_AXROW(x, y, i))

@@ -1748,6 +1748,21 @@ def test_rows_stream_from_memory_past_half_of_l3():
         assert ("rows streamed from memory" in text) == streams, (frac, text)
 
 
+def test_rows_summed_into_one_row_stream_up_to_three_eighths_of_l1():
+    """Long rows summed into one output row from beyond L3 ('ab->a' with a
+    the unit stride) are read in the measured order while the output row
+    takes at most 3/8 of L1, where it stays as the rows stream past (Zen 4,
+    rows of 8968 bytes f64: one after another 1.35 ms, four at a time 1.79;
+    of 16000 bytes f32: 0.75 and 0.55)."""
+    caches = _native.kernel_config()["caches"]
+    l1, l3 = caches["l1d"], caches["l3"]
+    for row, streams in ((l1 * 3 // 8, True), (l1 * 3 // 8 + 8, False)):
+        n = row // 8
+        a = np.empty((2 * l3 // row + 1, n)).T
+        text = str(einplan.explain("ab->a", a))
+        assert ("rows streamed from memory" in text) == streams, (row, text)
+
+
 def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     """Row sums and a GEMV's dot rows that read an operand beyond L3 run four
     rows at a time or one after another, whichever this core reads faster
