@@ -457,12 +457,14 @@ def traffic(loops, itemsize, held=0):
             # from L3, a fraction of that ('abcd,bacd->' (925,2,5,8) x
             # (2,925,5,16)[..., ::2] f64 with rows of 40 of the first 320
             # bytes apart: 52 us, 87 us with both rows of b per call of the
-            # rows kernel)
+            # rows kernel) -- while all the operands together stay in a
+            # core's share of it ('abc,cab->abc' with three operands of 7.8
+            # MB, rows of 80 bytes 480 apart: 6 ms, 4.4x one stream each)
             rows = moved[j] / span[j]
             extra = rows * min(jump[j], span[j] + LINE - itemsize) - moved[j]
             if jump[j] >= span[j] + RAGGED_GAP:
                 extra += rows * RAGGED_START
-            moved[j] += extra * (L3_REREAD if whole[j] <= L3_SHARE else 1.0)
+            moved[j] += extra * (L3_REREAD if sum(whole) <= L3_SHARE else 1.0)
         elif leap[j] >= run[j] + RAGGED_GAP and big[j] and run[j] < RESTART_RUN:
             # long rows apart in memory, from beyond L2: each row restarts
             # the stream ('abc->b' (602,5,1270) F order f32 with b outside
