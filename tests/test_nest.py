@@ -1339,6 +1339,30 @@ def test_short_rows_end_to_end_dotted_four_at_a_time(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dot_rows_of_an_operand_past_half_of_l3_against_one_vector(isa, dtype, one_thread):
+    """'ij,j->i' whose rows span more than half of L3: the vector of rows
+    is read four rows at a time (the from-memory loop of rows_dotv), with
+    the same sums as the rows read together from cache -- rows of one to
+    several vectors, with and without a part past whole vectors, a row
+    count that leaves rows past the last vector of them."""
+    l3 = _native.kernel_config()["caches"]["l3"]
+    rng = np.random.default_rng(73)
+    item = np.dtype(dtype).itemsize
+    for n in (64 // item, 96 // item, 160 // item):
+        R = l3 // 2 // (n * item) + 37
+        A = _rand(rng, (R, n), dtype)
+        w = _rand(rng, (n,), dtype)
+        o = np.full(R, np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(R, n, 0, 1), (n, 1, 1, 0)])((A, w), o, isa=isa)
+        _close(o, A @ w, dtype, n)
+        few = np.full(4096, np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(4096, n, 0, 1), (n, 1, 1, 0)])((A[:4096], w), few,
+                                                                        isa=isa)
+        np.testing.assert_array_equal(o[:4096], few)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_short_rows_dotted_with_one_vector_a_vector_of_rows_at_a_time(isa, dtype, one_thread):
     """Rows of a vector to a kilobyte dotted with the shared vector ('ij,j->i'
     with j = 8..256 f32), a vector's worth of rows at a time, their sums
