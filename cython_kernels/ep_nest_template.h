@@ -2446,26 +2446,6 @@ NT(held_nv)(int nm, int scaled, int SX, int SY, const T *x, ep_inc_t rx, const T
     }
 }
 
-// The held rows with an input at stride 2 along the row (the first: a
-// product's inputs come in either order), one instance per case.
-NT_FN void NT(rows_held_strided)(int nm, int sy, const T *x, ep_inc_t rx, const T *y,
-                                 ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R,
-                                 T *o, int first)
-{
-    if (nm == 1 && w)
-        NT(held_nv)(1, 1, 2, 2, x, rx, x, 0, w, rw, n, R, o, first);
-    else if (nm == 1)
-        NT(held_nv)(1, 0, 2, 2, x, rx, x, 0, x, 0, n, R, o, first);
-    else if (sy == 2 && w)
-        NT(held_nv)(2, 1, 2, 2, x, rx, y, ry, w, rw, n, R, o, first);
-    else if (sy == 2)
-        NT(held_nv)(2, 0, 2, 2, x, rx, y, ry, x, 0, n, R, o, first);
-    else if (w)
-        NT(held_nv)(2, 1, 2, 1, x, rx, y, ry, w, rw, n, R, o, first);
-    else
-        NT(held_nv)(2, 0, 2, 1, x, rx, y, ry, x, 0, n, R, o, first);
-}
-
 // The same for rows shorter than a vector (n < VL, a constant after
 // inlining): the output row in scalar registers, two rows at a time into
 // two sets ('ij,i->j' (100000,5) f32 read row by row, the output loaded and
@@ -2692,27 +2672,38 @@ NT_FN void NT(rows_into_one_way)(int way, int nm, const T *x, ep_inc_t rx, const
         NT(into_one_way)(way, 1, 0, x, rx, x, 0, x, 0, n, R, o, first);
 }
 
-// Long rows with the first input at stride 2 along the row (a [..., ::2]
-// slice; y at stride sy of 1 or 2) summed into one output row four at a
-// time: that input's vectors are the even lanes of two loads, where element
-// by element ran below the memory's speed ('abc,a->bc' (277,3999,6)[..., ::2]
-// f64: 0.66x numpy).
-NT_FN void NT(rows_axpy_strided)(int nm, int sy, const T *x, ep_inc_t rx, const T *y,
-                                 ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R,
-                                 T *o, int first)
+// Rows with the first input at stride 2 along the row (a [..., ::2] slice;
+// y at stride sy of 1 or 2: a product's inputs come in either order) summed
+// into one output row, held in registers or (long rows, `held` 0) four at
+// a time; that input's vectors are the even lanes of two loads, where
+// element by element ran below the memory's speed ('abc,a->bc'
+// (277,3999,6)[..., ::2] f64: 0.66x numpy).  One instance per case.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(strided_way)(int held, int nm, int scaled, int SY, const T *x, ep_inc_t rx, const T *y,
+                ep_inc_t ry, const T *w, ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    if (held)
+        NT(held_nv)(nm, scaled, 2, SY, x, rx, y, ry, w, rw, n, R, o, first);
+    else
+        NT(axpy4_body)(nm, scaled, 2, SY, x, rx, y, ry, w, rw, n, R, o, first);
+}
+
+NT_FN void NT(rows_into_one_strided)(int held, int nm, int sy, const T *x, ep_inc_t rx,
+                                     const T *y, ep_inc_t ry, const T *w, ep_inc_t rw,
+                                     ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     if (nm == 1 && w)
-        NT(axpy4_body)(1, 1, 2, 2, x, rx, x, 0, w, rw, n, R, o, first);
+        NT(strided_way)(held, 1, 1, 2, x, rx, x, 0, w, rw, n, R, o, first);
     else if (nm == 1)
-        NT(axpy4_body)(1, 0, 2, 2, x, rx, x, 0, x, 0, n, R, o, first);
+        NT(strided_way)(held, 1, 0, 2, x, rx, x, 0, x, 0, n, R, o, first);
     else if (sy == 2 && w)
-        NT(axpy4_body)(2, 1, 2, 2, x, rx, y, ry, w, rw, n, R, o, first);
+        NT(strided_way)(held, 2, 1, 2, x, rx, y, ry, w, rw, n, R, o, first);
     else if (sy == 2)
-        NT(axpy4_body)(2, 0, 2, 2, x, rx, y, ry, x, 0, n, R, o, first);
+        NT(strided_way)(held, 2, 0, 2, x, rx, y, ry, x, 0, n, R, o, first);
     else if (w)
-        NT(axpy4_body)(2, 1, 2, 1, x, rx, y, ry, w, rw, n, R, o, first);
+        NT(strided_way)(held, 2, 1, 1, x, rx, y, ry, w, rw, n, R, o, first);
     else
-        NT(axpy4_body)(2, 0, 2, 1, x, rx, y, ry, x, 0, n, R, o, first);
+        NT(strided_way)(held, 2, 0, 1, x, rx, y, ry, x, 0, n, R, o, first);
 }
 
 // Rows summed into one output row (the loop around the row summed, the row
@@ -2736,21 +2727,15 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     if (sx != 1 || sy != 1) {
         // an input at stride 2: that input's vectors the even lanes of two
         // loads, long rows four at a time, shorter ones held in registers
-        if ((sx != 1 && sx != 2) || (sy != 1 && sy != 2))
-            return 0;
-        if (n > NT_PERIOD_V * VL + VL - 1) {
-            if (sx == 2)
-                NT(rows_axpy_strided)(nm, (int)sy, p[0], r0, p[nm - 1], r1, w, rw, n, R, o, first);
-            else
-                NT(rows_axpy_strided)(nm, 1, p[1], r1, p[0], r0, w, rw, n, R, o, first);
-            return 1;
-        }
-        if (n <= VL || R < 16 || (nm == 1 && n < 17))
+        int held = n <= NT_PERIOD_V * VL + VL - 1;
+        if ((sx != 1 && sx != 2) || (sy != 1 && sy != 2) ||
+            (held && (n <= VL || R < 16 || (nm == 1 && n < 17))))
             return 0;
         if (sx == 2)
-            NT(rows_held_strided)(nm, (int)sy, p[0], r0, p[nm - 1], r1, w, rw, n, R, o, first);
+            NT(rows_into_one_strided)(held, nm, (int)sy, p[0], r0, p[nm - 1], r1, w, rw, n, R,
+                                      o, first);
         else
-            NT(rows_held_strided)(nm, 1, p[1], r1, p[0], r0, w, rw, n, R, o, first);
+            NT(rows_into_one_strided)(held, nm, 1, p[1], r1, p[0], r0, w, rw, n, R, o, first);
         return 1;
     }
     if (n > NT_PERIOD_V * VL + VL - 1) {

@@ -359,23 +359,31 @@ def test_rows_at_stride_two_summed_into_one_row_held_in_registers(isa, dtype, on
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
     for n in sorted({lanes + 1, 17, 2 * lanes + 3, 33, 16 * lanes + lanes - 1} - {16 * lanes}):
         for R in (16, 45):
-            X = _rand(rng, (R, 2 * n - 1), dtype)      # X[:, ::2]: the row ends the array
-            Y = _rand(rng, (R, 2 * n - 1), dtype)
-            C = _rand(rng, (R, n), dtype)
-            u = _rand(rng, R, dtype)
-            x, y, c = X[:, ::2], Y[:, ::2], C
-            rx = 2 * n - 1
-            cases = [(1, [(R, rx, 0), (n, 2, 1)], (X,), x.sum(0)),
-                     (2, [(R, rx, 1, 0), (n, 2, 0, 1)], (X, u), (x * u[:, None]).sum(0)),
-                     (2, [(R, rx, rx, 0), (n, 2, 2, 1)], (X, Y), (x * y).sum(0)),
-                     (2, [(R, rx, n, 0), (n, 2, 1, 1)], (X, C), (x * c).sum(0)),
-                     (2, [(R, n, rx, 0), (n, 1, 2, 1)], (C, X), (x * c).sum(0)),
-                     (3, [(R, rx, n, 1, 0), (n, 2, 1, 0, 1)], (X, C, u),
-                      (x * c * u[:, None]).sum(0))]
-            for nin, loops, ins, want in cases:
+            for nin, loops, ins, want in _stride_two_rows(rng, R, n, dtype):
                 if nin == 1 and n < 17:
                     continue
                 _into_one_row_and_again(dtype, nin, loops, ins, want, R, isa)
+
+
+def _stride_two_rows(rng, R, n, dtype):
+    """(inputs, loops, operands, sum) of R rows of a [:, ::2] slice X summed
+    into one row, alone, scaled by u, times a stride-2 row of Y or a
+    contiguous row of C in either order, and with both; each row of X ends
+    on its array's last element."""
+    X = _rand(rng, (R, 2 * n - 1), dtype)
+    Y = _rand(rng, (R, 2 * n - 1), dtype)
+    C = _rand(rng, (R, n), dtype)
+    u = _rand(rng, R, dtype)
+    x, y, c = X[:, ::2], Y[:, ::2], C
+    rx = 2 * n - 1
+    return [(1, [(R, rx, 0), (n, 2, 1)], (X,), x.sum(0)),
+            (2, [(R, rx, 1, 0), (n, 2, 0, 1)], (X, u), (x * u[:, None]).sum(0)),
+            (2, [(R, rx, rx, 0), (n, 2, 2, 1)], (X, Y), (x * y).sum(0)),
+            (2, [(R, rx, n, 0), (n, 2, 1, 1)], (X, C), (x * c).sum(0)),
+            (2, [(R, n, rx, 0), (n, 1, 2, 1)], (C, X), (x * c).sum(0)),
+            (3, [(R, rx, n, 1, 0), (n, 2, 1, 0, 1)], (X, C, u), (x * c * u[:, None]).sum(0)),
+            (3, [(R, rx, rx, 1, 0), (n, 2, 2, 0, 1)], (X, Y, u), (x * y * u[:, None]).sum(0)),
+            (3, [(R, n, rx, 1, 0), (n, 1, 2, 0, 1)], (C, X, u), (x * c * u[:, None]).sum(0))]
 
 
 @pytest.mark.parametrize("isa", ISAS)
@@ -390,22 +398,7 @@ def test_long_rows_at_stride_two_summed_into_one_row_four_at_a_time(isa, dtype, 
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
     for n in (17 * lanes, 17 * lanes + 3, 1031):
         for R in (2, 3, 4, 7, 18):
-            X = _rand(rng, (R, 2 * n - 1), dtype)
-            Y = _rand(rng, (R, 2 * n - 1), dtype)
-            C = _rand(rng, (R, n), dtype)
-            u = _rand(rng, R, dtype)
-            x, y, c = X[:, ::2], Y[:, ::2], C
-            rx = 2 * n - 1
-            cases = [(1, [(R, rx, 0), (n, 2, 1)], (X,), x.sum(0)),
-                     (2, [(R, rx, 1, 0), (n, 2, 0, 1)], (X, u), (x * u[:, None]).sum(0)),
-                     (2, [(R, rx, rx, 0), (n, 2, 2, 1)], (X, Y), (x * y).sum(0)),
-                     (2, [(R, rx, n, 0), (n, 2, 1, 1)], (X, C), (x * c).sum(0)),
-                     (2, [(R, n, rx, 0), (n, 1, 2, 1)], (C, X), (x * c).sum(0)),
-                     (3, [(R, rx, rx, 1, 0), (n, 2, 2, 0, 1)], (X, Y, u),
-                      (x * y * u[:, None]).sum(0)),
-                     (3, [(R, n, rx, 1, 0), (n, 1, 2, 0, 1)], (C, X, u),
-                      (x * c * u[:, None]).sum(0))]
-            for nin, loops, ins, want in cases:
+            for nin, loops, ins, want in _stride_two_rows(rng, R, n, dtype):
                 _into_one_row_and_again(dtype, nin, loops, ins, want, R, isa)
 
 
