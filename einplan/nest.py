@@ -265,12 +265,14 @@ def nest_cycles(step, dtype) -> float:
             and not str(dtype).startswith("complex")):
         # S dots a row: each ends in its share of a horizontal sum and a
         # store whatever its length, and each call of the kernel (R rows)
-        # sets up its pointers and copies
+        # sets up its pointers and copies; rows of more than five vectors
+        # share each load of the row among the S dots
         L = step.loops[-1]
         dots = total / L.extent
         calls = dots / (step.short * step.loops[-3].extent)
-        return (dots * (SHORT_DOT_END + SHORT_DOT_VECTOR * math.ceil(L.extent / lanes))
-                + calls * SHORT_CALL)
+        vecs = math.ceil(L.extent / lanes)
+        per = SHORT_DOT_VECTOR if vecs <= 5 else 1 + 1 / step.short
+        return dots * (SHORT_DOT_END + per * vecs) + calls * SHORT_CALL
     # the small-edge kernel runs its rows inside one call
     start = SHORT_ROW_START if step.short else NEST_ROW_START
     return total * (ops / lanes if vec else ops) + total / row * start
