@@ -491,6 +491,7 @@ NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
 // ones share each load of a row among the S dots better than they share
 // the sums ((180000,100) x (8,100) f64: 349 us that way, 487 this).
 // Returns the rows done (a multiple of VL).
+#define NS_DOTV_VECTORS 5     // the longest row it takes, in vectors (nest.py prices it)
 static NT_TGT ep_dim_t NT(short_dotv)(int S, const T *x, ep_inc_t xro, const T *y,
                                       ep_inc_t ys, ep_dim_t n, ep_dim_t R, T *o, ep_inc_t oo,
                                       ep_inc_t os, int first)
@@ -606,7 +607,7 @@ NT_FN void NT(short_rows)(int nin, const T *const *p, const ep_inc_t *ro, const 
         ep_dim_t r0 = 0;
 #if !CPX
         if (os != 0 && nm == 2 && !per[x] && ss[x] == 0 && sro[x] > 0 && sro[y] == 0 &&
-            oo != 0 && R >= VL && n >= 2 && n <= 5 * VL)
+            oo != 0 && R >= VL && n >= 2 && n <= NS_DOTV_VECTORS * VL)
             r0 = NT(short_dotv)(S, src[x], sro[x], src[y], ss[y], n, R, o, oo, os, first);
 #endif
         for (ep_dim_t r = r0; r < R; r++) {
@@ -659,6 +660,7 @@ NT_FN ep_dim_t NT(short_buffer)(int nin, const ep_inc_t *rs, const ep_inc_t *rl,
 }
 
 #undef NS_MAXIN
+#undef NS_DOTV_VECTORS
 #undef NS_REGS
 #undef NS_TGT
 #undef NS_CHUNK

@@ -265,13 +265,13 @@ def nest_cycles(step, dtype) -> float:
             and not str(dtype).startswith("complex")):
         # S dots a row: each ends in its share of a horizontal sum and a
         # store whatever its length, and each call of the kernel (R rows)
-        # sets up its pointers and copies; rows of more than five vectors
-        # share each load of the row among the S dots
+        # sets up its pointers and copies; rows longer than SHORT_DOTV_VECTORS
+        # vectors share each load of the row among the S dots
         L = step.loops[-1]
         dots = total / L.extent
         calls = dots / (step.short * step.loops[-3].extent)
         vecs = math.ceil(L.extent / lanes)
-        per = SHORT_DOT_VECTOR if vecs <= 5 else 1 + 1 / step.short
+        per = SHORT_DOT_VECTOR if vecs <= SHORT_DOTV_VECTORS else 1 + 1 / step.short
         return dots * (SHORT_DOT_END + per * vecs) + calls * SHORT_CALL
     # the small-edge kernel runs its rows inside one call
     start = SHORT_ROW_START if step.short else NEST_ROW_START
@@ -760,6 +760,8 @@ SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 SHORT_DOT_END = 3       # a dot's share of the transposing sum of its row block, its store
 SHORT_DOT_VECTOR = 2    # a dot's vector: two loads and a multiply-add
 SHORT_CALL = 150        # a call of the kernel: its pointers, its copies' set-up
+SHORT_DOTV_VECTORS = 5  # rows up to this many vectors run a block of rows per shared
+                        # vector (ep_nest_short_template.h's NS_DOTV_VECTORS)
 SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strided in the output
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 
