@@ -316,14 +316,17 @@ def engine_by_cost(nest, gemm_steps, dtype):
 def _line_cost(strides, itemsize, extent, resident=(), starts=1):
     """Cost of a loop as the row: cache-line bytes each operand touches per
     element (the output's write counts twice; an operand that stays in L2
-    costs a quarter, whatever its stride, unless the row steps to a new page at every element
-    across more pages than the first-level TLB holds: then each element
-    waits for a TLB walk and an L2 line), plus the row's start-up, shared
-    by the ``starts`` rows the kernel runs at once."""
+    costs a quarter, whatever its stride, unless the row steps most of a page
+    an element across more pages than the first-level TLB holds: then each
+    element waits for a TLB walk and an L2 line -- 'bii->b' (300,19,19) f32,
+    1444 bytes a step over 106 pages along b, 6.3 us; along i, 3.8 us), plus
+    the row's start-up, shared by the ``starts`` rows the kernel runs at once."""
     cost = 0.0
     for j, s in enumerate(strides):
         w = min(abs(s) * itemsize, LINE)
-        paged = abs(s) * itemsize >= PAGE and extent > TLB_PAGES
+        step = abs(s) * itemsize
+        pages = extent if step >= PAGE else extent * step // PAGE
+        paged = step * PAGE_STEPS > PAGE and pages > TLB_PAGES
         if j < len(resident) and resident[j] and not paged:
             w *= 0.25
         elif abs(s) * itemsize * PAGE_STEPS > PAGE:
