@@ -39,6 +39,7 @@ PAGE = 4096              # bytes per page
 PAGE_STEPS = 4           # fewer elements of a row per page: FAR_ROW_COST (_line_cost)
 FAR_ROW_COST = 1.25      # a far-strided row's line cost beyond L2
 TLB_PAGES = 64           # pages the first-level data TLB holds
+TLB_L2_COST = 0.5        # a line from L2 behind a TLB miss, relative to memory
 THREAD_WORK = 1 << 19    # element-operand visits (of 4 bytes) worth one more thread
 L3_SHARE = 8 << 20       # what one core may count on keeping in the shared L3
 L3_REREAD = 0.25         # cost of re-reading from L3, relative to memory
@@ -316,19 +317,20 @@ def engine_by_cost(nest, gemm_steps, dtype):
 def _line_cost(strides, itemsize, extent, resident=(), starts=1):
     """Cost of a loop as the row: cache-line bytes each operand touches per
     element (the output's write counts twice; an operand that stays in L2
-    costs a quarter, whatever its stride, unless the row steps most of a page
-    an element across more pages than the first-level TLB holds: then each
-    element waits for a TLB walk and an L2 line -- 'bii->b' (300,19,19) f32,
+    costs a quarter, whatever its stride, unless the row steps to a new page
+    at every element across more pages than the first-level TLB holds: then
+    each element waits for a TLB walk and an L2 line; half, stepping most of
+    a page an element across that many pages -- 'bii->b' (300,19,19) f32,
     1444 bytes a step over 106 pages along b, 6.3 us; along i, 3.8 us), plus
     the row's start-up, shared by the ``starts`` rows the kernel runs at once."""
     cost = 0.0
     for j, s in enumerate(strides):
         w = min(abs(s) * itemsize, LINE)
         step = abs(s) * itemsize
-        pages = extent if step >= PAGE else extent * step // PAGE
-        paged = step * PAGE_STEPS > PAGE and pages > TLB_PAGES
+        paged = step >= PAGE and extent > TLB_PAGES
+        tlb = step * PAGE_STEPS > PAGE and extent * step > TLB_PAGES * PAGE
         if j < len(resident) and resident[j] and not paged:
-            w *= 0.25
+            w *= TLB_L2_COST if tlb else 0.25
         elif abs(s) * itemsize * PAGE_STEPS > PAGE:
             # from beyond L2, a row of fewer than PAGE_STEPS elements a page
             # leaves the hardware prefetcher (which follows strides within a
