@@ -174,14 +174,15 @@ def _smm_max_n(dt):
 @pytest.mark.parametrize("dt", CDTYPES)
 def test_1m_smm_path_layouts_threads_conj(isa, restore, dt):
     """Narrow complex GEMMs run on the smm kernel of the kernel set (B packed
-    per batch index as 2x2 real blocks; A gathered when its k is not
+    per batch index and block of k as 2x2 real blocks; A gathered when its k is not
     unit-stride) and equal numpy for every layout, with alpha / beta, conj_a /
     conj_b, 1 and 2 threads bitwise equal (threads over batches and over
     rows).  Kernel sets without smm kernels run the packed path."""
     has_smm = smm_in_use(np.float32)
-    # the last two share out over threads: by batches, by rows
+    # the last two share out over threads: by batches, by rows; (2, 5, 6,
+    # 1000) runs k in two or three blocks of packed B
     for nb, M, N, Kx in [(3, 5, 7, 3), (4, 8, 8, 8), (2, 13, _smm_max_n(dt), 9),
-                         (64, 16, 16, 16), (1, 2500, 8, 16)]:
+                         (2, 5, 6, 1000), (64, 16, 16, 16), (1, 2500, 8, 16)]:
         for name, A, B, C in _smm_layouts(nb, M, N, Kx, dt):
             groups = describe(A, "bmk", B, "bkn", C, "bmn", "m", "n", "k", "b")
             gathered = A.strides[2] != A.itemsize

@@ -239,8 +239,9 @@ def _complex_method(step, path) -> ComplexMethod:
     M, N, K, NB = step.m.extent, step.n.extent, step.k.extent, step.batch.extent
     flops = 8.0 * M * N * K * NB   # a complex multiply-add is 8 real flops
     if step.complex_mode == "1m":
-        b_packed = ("B packed per GEMM as 2x2 real blocks [[re, im], [-im, re]] into "
-                    "an L1-sized buffer the smm kernel reads" if path == KernelPath.SMM else
+        b_packed = ("B packed per GEMM and block of k (64 KB of it packed) as 2x2 real "
+                    "blocks [[re, im], [-im, re]] into a buffer the smm kernel reads from L2"
+                    if path == KernelPath.SMM else
                     "B packed as 2x2 real blocks [[re, im], [-im, re]]")
         return ComplexMethod("1m", 1, (M, 2 * N, 2 * K), flops, (
             f"complex by the 1m method: one real GEMM of m {M} x n {2 * N} x "
