@@ -6,6 +6,7 @@
 // enough to stay in L1), A and C are read in place through their float
 // views.
 #include <string.h>
+#include <time.h>
 #include "ep_smm.h"
 #include "ep_omp.h"
 #include "ep_pack.h"
@@ -86,7 +87,7 @@ EP_SMM_1M_PACK(double, ep_v2d, 2, ((ep_v2i){1, 0}), ((ep_v2d){1, sb}),
 // its own page; the next tile reads the next line of the same pages.  Run
 // over all of k, those are thousands of interleaved streams, which the
 // hardware prefetcher cannot follow: every line waits on memory.  Over
-// blocks of EP_SMM_FAR_KB columns (C re-read per block, from cache) the rows
+// blocks of a few columns (C re-read per block, from cache) the rows
 // tiles walk the same few pages one line after another, which it follows.
 // Zen 4, 1 thread, f64 (3476 x 3603) F x (3603 x 13), ms: all of k 26.1;
 // blocks of 4: 28.5, 8: 17.7, 12: 14.5, 16: 13.6, 24: 16.7, 32: 24.4,
@@ -95,9 +96,39 @@ EP_SMM_1M_PACK(double, ep_v2d, 2, ((ep_v2i){1, 0}), ((ep_v2d){1, sb}),
 // many cores, 3072 on Zen 4) the blocks gained for f64 and lost for f32:
 // (2000 x 1000) F x (1000 x 40) 6.6 -> 3.8 ms and 2.0 -> 2.5 ms; only the
 // long walks take them.
+// The best block differs by core: 16 on Zen 4 (32: 24.4 ms above), 32 on
+// Emerald Rapids ((1914 x 6532) F x (6532 x 29) f32: 16 13.5 ms, 32 10.2,
+// 64 25.9; (3476 x 3603) F x 13 f64: 13.9, 9.9, 30.5).  The first such
+// calls take the two in turn, timed per multiply-add, until each has run
+// EP_SMM_FAR_MEASURE of them; the faster then stays.
 #define EP_SMM_PAGE 4096
 #define EP_SMM_TLB_PAGES 1536
-#define EP_SMM_FAR_KB 16
+#define EP_SMM_FAR_MEASURE ((int64_t)1 << 30)
+static const ep_dim_t ep_smm_far_kbs[2] = {16, 32};
+static int ep_smm_far_pick = -1;          // index into ep_smm_far_kbs, -1: measuring
+static int64_t ep_smm_far_ns[2], ep_smm_far_work[2];
+static uint64_t ep_smm_far_calls;
+
+static int64_t ep_smm_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void ep_smm_far_sample(int which, int64_t work, int64_t ns)
+{
+    __atomic_fetch_add(&ep_smm_far_ns[which], ns, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&ep_smm_far_work[which], work, __ATOMIC_RELAXED);
+    int64_t w0 = __atomic_load_n(&ep_smm_far_work[0], __ATOMIC_RELAXED);
+    int64_t w1 = __atomic_load_n(&ep_smm_far_work[1], __ATOMIC_RELAXED);
+    if (w0 < EP_SMM_FAR_MEASURE || w1 < EP_SMM_FAR_MEASURE) return;
+    double r0 = (double)__atomic_load_n(&ep_smm_far_ns[0], __ATOMIC_RELAXED) / (double)w0;
+    double r1 = (double)__atomic_load_n(&ep_smm_far_ns[1], __ATOMIC_RELAXED) / (double)w1;
+    int expect = -1;
+    __atomic_compare_exchange_n(&ep_smm_far_pick, &expect, r1 < r0 ? 1 : 0, 0,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 
 // Batches of small blocks from memory: while one batch index computes, the
 // next one's A rows and B are asked into L2 (prefetcht1), a line at a
@@ -213,11 +244,20 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     }
     ep_smm_prefetch(d, s, bi + 1, i0, i1, g0, es);
     // A's columns a page or more apart, more of them than a second-level
-    // TLB maps: k in blocks of EP_SMM_FAR_KB
+    // TLB maps: k in blocks of ep_smm_far_kbs, the measured one
     ep_dim_t kb = s->K;
+    int which = -1;                      // the block measured on this call
+    int64_t t0 = 0;
     if (!d->cplx && (ep_dim_t)(x.csa < 0 ? -x.csa : x.csa) * (ep_dim_t)es >= EP_SMM_PAGE &&
-        s->K > EP_SMM_TLB_PAGES)
-        kb = EP_SMM_FAR_KB;
+        s->K > EP_SMM_TLB_PAGES) {
+        int pick = __atomic_load_n(&ep_smm_far_pick, __ATOMIC_ACQUIRE);
+        if (pick < 0) {
+            which = (int)(__atomic_fetch_add(&ep_smm_far_calls, 1, __ATOMIC_RELAXED) & 1);
+            pick = which;
+            t0 = ep_smm_clock();
+        }
+        kb = ep_smm_far_kbs[pick];
+    }
     for (ep_dim_t p = 0; p < s->K; p += kb) {
         ep_dim_t k = s->K - p < kb ? s->K - p : kb;
         const char *ap = (const char *)x.a + p * x.csa * (ep_inc_t)es;
@@ -230,6 +270,8 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
             u->dsmm((int)(i1 - i0), (int)s->N, k, (const double *)ap, x.rsa, x.csa,
                     (const double *)bp, x.rsb, x.c, x.rsc, d->alpha, p ? 1.0 : d->beta);
     }
+    if (which >= 0)
+        ep_smm_far_sample(which, (int64_t)(i1 - i0) * s->N * s->K, ep_smm_clock() - t0);
 }
 
 // This thread's workspace: for a 1m call packed B, and A's rows i0 .. i1

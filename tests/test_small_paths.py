@@ -149,3 +149,32 @@ def test_explain_says_the_smm_path_gathers_b(isa):
     assert "smm:" in text, text
     assert "B, whose n is not unit-stride, is gathered per GEMM" in text, text
     assert "A, B and C are read in place" not in text, text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_smm_runs_a_far_a_in_blocks_of_k_of_either_measured_size(dtype):
+    """A whose columns lie a page or more apart over more pages than a
+    second-level TLB maps runs k in blocks; the first such calls alternate
+    the two block sizes they time (16 and 32 columns), so consecutive calls
+    take both: each equals numpy, with beta 0 over NaN and beta 1."""
+    rng = np.random.default_rng(71)
+    m, k, n = 4096 // np.dtype(dtype).itemsize + 3, 1600, 9
+    A = np.asfortranarray(rng.standard_normal((m, k)).astype(dtype))
+    assert A.strides[1] >= 4096
+    B = rng.standard_normal((k, n)).astype(dtype)
+    it = A.itemsize
+    m_g = [(m, 1, n)]
+    n_g = [(n, 1, 1)]
+    k_g = [(k, A.strides[1] // it, n)]
+    call = _native.prepare_gemm(dtype, m_g, n_g, k_g)
+    if kernel_smm_max_n(dtype):
+        assert call.schedule()["path"] == "smm", call.schedule()
+    ref = A.astype(np.float64) @ B
+    tol = dict(rtol=1e-4, atol=1e-4 * np.sqrt(k)) if dtype == np.float32 else \
+        dict(rtol=1e-11, atol=1e-11 * k)
+    for _ in range(4):
+        C = np.full((m, n), np.nan, dtype)
+        _native.gemm(A, B, C, m_g, n_g, k_g, (), 1.0, 0.0)
+        np.testing.assert_allclose(C, ref, **tol)
+        _native.gemm(A, B, C, m_g, n_g, k_g, (), 1.0, 1.0)
+        np.testing.assert_allclose(C, 2 * ref, **tol)
