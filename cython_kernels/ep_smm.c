@@ -2,9 +2,9 @@
 // vectors) read A, B and C in place through the kernel set's smm kernel,
 // with no packing (ep_schedule.c says when).  Complex GEMMs (1m, ep_api.h)
 // take the same kernel on their real form: B, the only operand 1m must
-// rewrite, is packed per batch index into this thread's workspace (small
-// enough to stay in L1), A and C are read in place through their float
-// views.
+// rewrite, is packed per batch index and block of k into this thread's
+// workspace (EP_SMM_1M_BLOCK, in L2), A and C are read in place through
+// their float views.
 #include <string.h>
 #include <time.h>
 #include "ep_smm.h"
@@ -165,6 +165,20 @@ static void ep_smm_prefetch(const ep_gemm_desc_t *d, const ep_schedule_t *s,
         ep_smm_prefetch_rows(b, g0->csb * (ep_inc_t)es, s->N, ka);
 }
 
+// One smm kernel call on rows x N x k of A, B, C (real views).
+static inline void ep_smm_call(const ep_ukr_set_t *u, int fp32, ep_dim_t rows, ep_dim_t N,
+                               ep_dim_t k, const void *a, ep_inc_t rsa, ep_inc_t csa,
+                               const void *b, ep_inc_t rsb, void *c, ep_inc_t rsc,
+                               double alpha, double beta)
+{
+    if (fp32)
+        u->ssmm((int)rows, (int)N, k, (const float *)a, rsa, csa, (const float *)b, rsb, c,
+                rsc, (float)alpha, (float)beta);
+    else
+        u->dsmm((int)rows, (int)N, k, (const double *)a, rsa, csa, (const double *)b, rsb, c,
+                rsc, alpha, beta);
+}
+
 // A 1m call's k block, complex elements: its packed B (2k x N reals) about
 // EP_SMM_1M_BLOCK bytes, in L2 for every tile of rows.  Packed whole, a long
 // k made B's real form twice B in memory, written then read back
@@ -200,7 +214,7 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         // k in blocks of kc complex: each block of B packed, then its GEMM
         // run, C accumulating after the first
         ep_dim_t Kc = s->K / 2, kc = ep_smm_1m_kc(s, es);
-        for (ep_dim_t p = 0; p < Kc; p += kc) {
+        for (ep_dim_t p = 0; p == 0 || p < Kc; p += kc) {   // once for k = 0: C = beta C
             ep_dim_t k = Kc - p < kc ? Kc - p : kc;
             ep_schedule_t sb = *s;
             sb.K = 2 * k;
@@ -223,13 +237,8 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                 ep_smm_1m_pack_d(d, &sb, (const double *)x.b + p * sk, sk, sn,
                                  (const double *)d->a + oa + p * ska, g0->rsa, ska, i0, i1,
                                  ws, ap);
-            if (fp32)
-                u->ssmm((int)(i1 - i0), (int)s->N, sb.K, (const float *)y.a, y.rsa, y.csa,
-                        (const float *)y.b, y.rsb, y.c, y.rsc, (float)d->alpha,
-                        p ? 1.0f : (float)d->beta);
-            else
-                u->dsmm((int)(i1 - i0), (int)s->N, sb.K, (const double *)y.a, y.rsa, y.csa,
-                        (const double *)y.b, y.rsb, y.c, y.rsc, d->alpha, p ? 1.0 : d->beta);
+            ep_smm_call(u, fp32, i1 - i0, s->N, sb.K, y.a, y.rsa, y.csa, y.b, y.rsb, y.c,
+                        y.rsc, d->alpha, p ? 1.0 : d->beta);
         }
         return;
     } else if (x.csb != 1) {
@@ -262,13 +271,9 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         ep_dim_t k = s->K - p < kb ? s->K - p : kb;
         const char *ap = (const char *)x.a + p * x.csa * (ep_inc_t)es;
         const char *bp = (const char *)x.b + p * x.rsb * (ep_inc_t)es;
-        if (fp32)                        // blocks after the first add to C
-            u->ssmm((int)(i1 - i0), (int)s->N, k, (const float *)ap, x.rsa, x.csa,
-                    (const float *)bp, x.rsb, x.c, x.rsc, (float)d->alpha,
-                    p ? 1.0f : (float)d->beta);
-        else
-            u->dsmm((int)(i1 - i0), (int)s->N, k, (const double *)ap, x.rsa, x.csa,
-                    (const double *)bp, x.rsb, x.c, x.rsc, d->alpha, p ? 1.0 : d->beta);
+        // blocks after the first add to C
+        ep_smm_call(u, fp32, i1 - i0, s->N, k, ap, x.rsa, x.csa, bp, x.rsb, x.c, x.rsc,
+                    d->alpha, p ? 1.0 : d->beta);
     }
     if (which >= 0)
         ep_smm_far_sample(which, (int64_t)(i1 - i0) * s->N * s->K, ep_smm_clock() - t0);
