@@ -158,8 +158,9 @@ def test_smm_runs_a_far_a_in_blocks_of_k_of_either_measured_size(dtype):
     the two block sizes they time (16 and 32 columns), so consecutive calls
     take both: each equals numpy, with beta 0 over NaN and beta 1."""
     rng = np.random.default_rng(71)
-    m, k, n = 4096 // np.dtype(dtype).itemsize + 3, 1600, 9
-    A = np.asfortranarray(rng.standard_normal((m, k)).astype(dtype))
+    m, k, n = 5, 1600, 9          # rows of one pass over B under every kernel set
+    rows = 4096 // np.dtype(dtype).itemsize + 3        # columns a page and a bit apart
+    A = np.asfortranarray(rng.standard_normal((rows, k)).astype(dtype))[:m]
     assert A.strides[1] >= 4096
     B = rng.standard_normal((k, n)).astype(dtype)
     it = A.itemsize
