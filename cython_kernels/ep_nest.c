@@ -14,6 +14,7 @@
 #include <time.h>
 #include "ep_api.h"
 #include "ep_copy.h"
+#include "ep_measured.h"
 #include "ep_nest.h"
 #include "ep_nest_rows.h"
 #include "ep_omp.h"
@@ -140,56 +141,42 @@ static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int n
 // calls alternate between the two, timed, then the faster stays (by 5%, or
 // four rows).  Both orders sum each row the same way, so results do not
 // depend on the choice.  EINPLAN_STREAM_ROWS=1 or 4 fixes it.
-static int ep_stream_state = -1;          // EP_STREAM_*, -1: not yet read
-static int64_t ep_stream_ns[2], ep_stream_bytes[2];
-static uint64_t ep_stream_calls;
-
-int64_t ep_stream_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+static ep_measured_t ep_stream_way = EP_MEASURED_INIT;   // way 0 four, 1 one
+static int ep_stream_env_read;            // EINPLAN_STREAM_ROWS looked at
 
 int ep_stream_order(void)
 {
-    int st = __atomic_load_n(&ep_stream_state, __ATOMIC_ACQUIRE);
-    if (st >= 0) return st;
-    const char *e = getenv("EINPLAN_STREAM_ROWS");
-    int want = e && e[0] == '1' && !e[1] ? EP_STREAM_ONE
-             : e && e[0] == '4' && !e[1] ? EP_STREAM_FOUR : EP_STREAM_MEASURING;
-    int expect = -1;
-    __atomic_compare_exchange_n(&ep_stream_state, &expect, want, 0, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
-    return __atomic_load_n(&ep_stream_state, __ATOMIC_ACQUIRE);
+    if (!__atomic_load_n(&ep_stream_env_read, __ATOMIC_ACQUIRE)) {
+        const char *e = getenv("EINPLAN_STREAM_ROWS");
+        int fixed = e && e[0] == '1' && !e[1] ? EP_STREAM_ONE
+                  : e && e[0] == '4' && !e[1] ? EP_STREAM_FOUR : -1;
+        int expect = -1;
+        if (fixed >= 0)
+            __atomic_compare_exchange_n(&ep_stream_way.pick, &expect, fixed, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&ep_stream_env_read, 1, __ATOMIC_RELEASE);
+    }
+    int pick = ep_measured_pick(&ep_stream_way);
+    return pick < 0 ? EP_STREAM_MEASURING : pick;
 }
 
 int ep_stream_next(void)
 {
-    return (int)(__atomic_fetch_add(&ep_stream_calls, 1, __ATOMIC_RELAXED) & 1);
+    return ep_measured_turn(&ep_stream_way);
 }
 
 void ep_stream_sample(int seq, int64_t bytes, int64_t ns)
 {
-    __atomic_fetch_add(&ep_stream_ns[seq], ns, __ATOMIC_RELAXED);
-    int64_t b = __atomic_add_fetch(&ep_stream_bytes[seq], bytes, __ATOMIC_RELAXED);
-    int64_t other = __atomic_load_n(&ep_stream_bytes[1 - seq], __ATOMIC_RELAXED);
     ep_dim_t l1 = 0, l2 = 0, l3 = 0;
     ep_cache_sizes(&l1, &l2, &l3);
-    if (b < (int64_t)l3 || other < (int64_t)l3) return;
-    double r1 = (double)ep_stream_bytes[1] / (double)(ep_stream_ns[1] + 1);
-    double r4 = (double)ep_stream_bytes[0] / (double)(ep_stream_ns[0] + 1);
-    int expect = EP_STREAM_MEASURING;
-    __atomic_compare_exchange_n(&ep_stream_state, &expect,
-                                r1 > 1.05 * r4 ? EP_STREAM_ONE : EP_STREAM_FOUR, 0,
-                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    ep_measured_sample(&ep_stream_way, seq, bytes, ns, (int64_t)l3, 1.05);
 }
 
 int ep_stream_report(double *gbs_one, double *gbs_four)
 {
     int st = ep_stream_order();
-    *gbs_one = (double)ep_stream_bytes[1] / ((double)ep_stream_ns[1] + 1e-9);
-    *gbs_four = (double)ep_stream_bytes[0] / ((double)ep_stream_ns[0] + 1e-9);
+    *gbs_one = (double)ep_stream_way.work[1] / ((double)ep_stream_way.ns[1] + 1e-9);
+    *gbs_four = (double)ep_stream_way.work[0] / ((double)ep_stream_way.ns[0] + 1e-9);
     return st;
 }
 
@@ -480,7 +467,7 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         // while the row order is measured, calls alternate the two, timed
         int measure = c->stream == EP_STREAM_MEASURING;
         int seq = measure ? ep_stream_next() : c->stream == EP_STREAM_ONE;
-        int64_t t0 = measure ? ep_stream_clock() : 0;
+        int64_t t0 = measure ? ep_clock_ns() : 0;
         if (c->so == 0)
             c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs, seq);
         else
@@ -495,7 +482,7 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
                 if (a * es > 64) a = 64 / es;
                 if (a > step) step = a;
             }
-            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * step * es, ep_stream_clock() - t0);
+            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * step * es, ep_clock_ns() - t0);
         }
         return;
     }

@@ -76,7 +76,6 @@ enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
 int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's row sums are such
 int ep_stream_order(void);                      // EP_STREAM_*
 int ep_stream_next(void);                       // the order a measured call takes
-int64_t ep_stream_clock(void);                  // ns
 void ep_stream_sample(int seq, int64_t bytes, int64_t ns);
 // the state, and each order's bytes per ns so far
 int ep_stream_report(double *gbs_one, double *gbs_four);

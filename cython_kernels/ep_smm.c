@@ -6,9 +6,9 @@
 // workspace (EP_SMM_1M_BLOCK, in L2), A and C are read in place through
 // their float views.
 #include <string.h>
-#include <time.h>
 #include "ep_smm.h"
 #include "ep_omp.h"
+#include "ep_measured.h"
 #include "ep_pack.h"
 #include "ep_schedule.h"
 #include "ep_workspace.h"
@@ -30,7 +30,7 @@ typedef struct {
 // row 2k (re, sb im), row 2k+1 (-sa sb im, sa re).  A's k not unit-stride:
 // its M x 2K real rows gathered too (A row i at ap + i * 2K).
 #define EP_SMM_1M_PACK(T, V, VN, SWAP, S0, S1, NAME)                         \
-static void NAME(const ep_gemm_desc_t *d, const ep_schedule_t *s,            \
+static void NAME(const ep_gemm_desc_t *d, ep_dim_t Kc, ep_dim_t Nc,         \
                  const T *restrict b, ep_inc_t sk, ep_inc_t sn,              \
                  const T *restrict a, ep_inc_t rsa, ep_inc_t ska,            \
                  ep_dim_t i0, ep_dim_t i1, T *restrict bp, T *restrict ap)   \
@@ -39,7 +39,6 @@ static void NAME(const ep_gemm_desc_t *d, const ep_schedule_t *s,            \
     const T sb = (d->cplx & EP_CPLX_CONJ_B) ? (T)-1 : (T)1;                  \
     const T nab = -sa * sb;                                                  \
     const V s0 = S0, s1 = S1;                                                \
-    const ep_dim_t Kc = s->K / 2, Nc = s->N / 2;                             \
     for (ep_dim_t p = 0; p < Kc; p++) {                                      \
         const T *restrict x = b + p * sk;                                    \
         T *restrict d0 = bp + 2 * p * (2 * Nc);                              \
@@ -105,30 +104,7 @@ EP_SMM_1M_PACK(double, ep_v2d, 2, ((ep_v2i){1, 0}), ((ep_v2d){1, sb}),
 #define EP_SMM_TLB_PAGES 1536
 #define EP_SMM_FAR_MEASURE ((int64_t)1 << 30)
 static const ep_dim_t ep_smm_far_kbs[2] = {16, 32};
-static int ep_smm_far_pick = -1;          // index into ep_smm_far_kbs, -1: measuring
-static int64_t ep_smm_far_ns[2], ep_smm_far_work[2];
-static uint64_t ep_smm_far_calls;
-
-static int64_t ep_smm_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void ep_smm_far_sample(int which, int64_t work, int64_t ns)
-{
-    __atomic_fetch_add(&ep_smm_far_ns[which], ns, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&ep_smm_far_work[which], work, __ATOMIC_RELAXED);
-    int64_t w0 = __atomic_load_n(&ep_smm_far_work[0], __ATOMIC_RELAXED);
-    int64_t w1 = __atomic_load_n(&ep_smm_far_work[1], __ATOMIC_RELAXED);
-    if (w0 < EP_SMM_FAR_MEASURE || w1 < EP_SMM_FAR_MEASURE) return;
-    double r0 = (double)__atomic_load_n(&ep_smm_far_ns[0], __ATOMIC_RELAXED) / (double)w0;
-    double r1 = (double)__atomic_load_n(&ep_smm_far_ns[1], __ATOMIC_RELAXED) / (double)w1;
-    int expect = -1;
-    __atomic_compare_exchange_n(&ep_smm_far_pick, &expect, r1 < r0 ? 1 : 0, 0,
-                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
+static ep_measured_t ep_smm_far_way = EP_MEASURED_INIT;
 
 // Batches of small blocks from memory: while one batch index computes, the
 // next one's A rows and B are asked into L2 (prefetcht1), a line at a
@@ -187,8 +163,8 @@ static inline void ep_smm_call(const ep_ukr_set_t *u, int fp32, ep_dim_t rows, e
 static ep_dim_t ep_smm_1m_kc(const ep_schedule_t *s, size_t es)
 {
     ep_dim_t kc = (ep_dim_t)(EP_SMM_1M_BLOCK / (2 * (size_t)s->N * es));
-    ep_dim_t Kc = s->K / 2;
-    return kc < 1 ? 1 : kc > Kc ? (Kc > 0 ? Kc : 1) : kc;
+    if (kc > s->K / 2) kc = s->K / 2;
+    return kc < 1 ? 1 : kc;
 }
 
 // Rows i0 .. i1 of one batch index; `ws`: this thread's workspace (1m).
@@ -216,28 +192,26 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         ep_dim_t Kc = s->K / 2, kc = ep_smm_1m_kc(s, es);
         for (ep_dim_t p = 0; p == 0 || p < Kc; p += kc) {   // once for k = 0: C = beta C
             ep_dim_t k = Kc - p < kc ? Kc - p : kc;
-            ep_schedule_t sb = *s;
-            sb.K = 2 * k;
             ep_smm_args_t y = x;
             y.b = ws;
             void *ap = NULL;
             if (x.csa != 1) {            // A gathered: rows of 2k reals
-                ap = (char *)ws + (size_t)sb.K * (size_t)s->N * es;
+                ap = (char *)ws + (size_t)(2 * k) * (size_t)s->N * es;
                 y.a = ap;
-                y.rsa = sb.K;
+                y.rsa = 2 * k;
                 y.csa = 1;
             } else {
                 y.a = (const char *)x.a + 2 * p * (ep_inc_t)es;
             }
             if (fp32)
-                ep_smm_1m_pack_s(d, &sb, (const float *)x.b + p * sk, sk, sn,
+                ep_smm_1m_pack_s(d, k, s->N / 2, (const float *)x.b + p * sk, sk, sn,
                                  (const float *)d->a + oa + p * ska, g0->rsa, ska, i0, i1,
                                  ws, ap);
             else
-                ep_smm_1m_pack_d(d, &sb, (const double *)x.b + p * sk, sk, sn,
+                ep_smm_1m_pack_d(d, k, s->N / 2, (const double *)x.b + p * sk, sk, sn,
                                  (const double *)d->a + oa + p * ska, g0->rsa, ska, i0, i1,
                                  ws, ap);
-            ep_smm_call(u, fp32, i1 - i0, s->N, sb.K, y.a, y.rsa, y.csa, y.b, y.rsb, y.c,
+            ep_smm_call(u, fp32, i1 - i0, s->N, 2 * k, y.a, y.rsa, y.csa, y.b, y.rsb, y.c,
                         y.rsc, d->alpha, p ? 1.0 : d->beta);
         }
         return;
@@ -259,11 +233,10 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     int64_t t0 = 0;
     if (!d->cplx && (ep_dim_t)(x.csa < 0 ? -x.csa : x.csa) * (ep_dim_t)es >= EP_SMM_PAGE &&
         s->K > EP_SMM_TLB_PAGES) {
-        int pick = __atomic_load_n(&ep_smm_far_pick, __ATOMIC_ACQUIRE);
+        int pick = ep_measured_pick(&ep_smm_far_way);
         if (pick < 0) {
-            which = (int)(__atomic_fetch_add(&ep_smm_far_calls, 1, __ATOMIC_RELAXED) & 1);
-            pick = which;
-            t0 = ep_smm_clock();
+            which = pick = ep_measured_turn(&ep_smm_far_way);
+            t0 = ep_clock_ns();
         }
         kb = ep_smm_far_kbs[pick];
     }
@@ -276,7 +249,8 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                     d->alpha, p ? 1.0 : d->beta);
     }
     if (which >= 0)
-        ep_smm_far_sample(which, (int64_t)(i1 - i0) * s->N * s->K, ep_smm_clock() - t0);
+        ep_measured_sample(&ep_smm_far_way, which, (int64_t)(i1 - i0) * s->N * s->K,
+                           ep_clock_ns() - t0, EP_SMM_FAR_MEASURE, 1.0);
 }
 
 // This thread's workspace: for a 1m call packed B, and A's rows i0 .. i1

@@ -325,13 +325,13 @@ def _line_cost(strides, itemsize, extent, resident=(), starts=1):
     the row's start-up, shared by the ``starts`` rows the kernel runs at once."""
     cost = 0.0
     for j, s in enumerate(strides):
-        w = min(abs(s) * itemsize, LINE)
         step = abs(s) * itemsize
+        w = min(step, LINE)
         paged = step >= PAGE and extent > TLB_PAGES
         tlb = step * PAGE_STEPS > PAGE and extent * step > TLB_PAGES * PAGE
         if j < len(resident) and resident[j] and not paged:
             w *= TLB_L2_COST if tlb else 0.25
-        elif abs(s) * itemsize * PAGE_STEPS > PAGE:
+        elif step * PAGE_STEPS > PAGE:
             # from beyond L2, a row of fewer than PAGE_STEPS elements a page
             # leaves the hardware prefetcher (which follows strides within a
             # page) nothing to learn from ('bii->b' (30320,19,19) f32: the
