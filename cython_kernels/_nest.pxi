@@ -34,6 +34,9 @@ cdef extern from "ep_nest.h" nogil:
 cdef enum:
     NEST_NOGIL_VISITS = 16384
 
+cdef extern from "numpy/arrayobject.h":
+    object PyArray_Scalar(void *data, cnp.dtype descr, PyObject *base)
+
 _NEST_DTYPES = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}
 
 
@@ -120,11 +123,6 @@ cdef class NestCall:
             self.hi[j] = hi[j]
 
     cdef int _run(self, tuple ins, cnp.ndarray out, int isa) except -1:
-        cdef const void *ptrs[8]
-        cdef void *optr
-        cdef cnp.ndarray x
-        cdef int j
-        cdef ep_status_t st
         if len(ins) != self.nin:
             raise ValueError(f"the nest takes {self.nin} inputs, got {len(ins)}")
         if cnp.PyArray_TYPE(out) != self.type_num:
@@ -133,14 +131,23 @@ cdef class NestCall:
             raise ValueError("output array is read-only")
         if self.empty:
             return 0
+        _reach_ok(out, self.lo[self.nin], self.hi[self.nin])
+        return self._run_into(ins, <char *>cnp.PyArray_DATA(out)
+                              + self.off[self.nin] * cnp.PyArray_ITEMSIZE(out), isa)
+
+    cdef int _run_into(self, tuple ins, void *optr, int isa) except -1:
+        """Run on ``ins`` into ``optr``, the output's first element, which
+        the caller has checked (or owns, as a 0-d result's scalar)."""
+        cdef const void *ptrs[8]
+        cdef cnp.ndarray x
+        cdef int j
+        cdef ep_status_t st
         for j in range(self.nin):
             x = ins[j]
             if cnp.PyArray_TYPE(x) != self.type_num:
                 raise TypeError(f"inputs must be {self.dtype}, got {x.dtype}")
             _reach_ok(x, self.lo[j], self.hi[j])
             ptrs[j] = <char *>cnp.PyArray_DATA(x) + self.off[j] * cnp.PyArray_ITEMSIZE(x)
-        _reach_ok(out, self.lo[self.nin], self.hi[self.nin])
-        optr = <char *>cnp.PyArray_DATA(out) + self.off[self.nin] * cnp.PyArray_ITEMSIZE(out)
         if self.small:
             st = ep_nest_run(&self.d, ptrs, optr, isa)
         else:
@@ -196,7 +203,7 @@ cdef class NestRunner:
     cdef int out_nd
     cdef cnp.npy_intp out_dims[64]
     cdef object perm, idx
-    cdef bint scalar
+    cdef bint scalar, into_slot
 
     def __init__(self, NestCall call not None, idx, mem_shape, perm, bint scalar):
         self.call = call
@@ -208,11 +215,22 @@ cdef class NestRunner:
             self.out_dims[j] = mem_shape[j]
         self.perm = perm
         self.scalar = scalar
+        cdef int o = call.nin
+        self.into_slot = (scalar and self.out_nd == 0 and not call.empty
+                          and call.lo[o] == 0 and call.hi[o] == 0 and call.off[o] == 0)
 
     def __call__(self, operands):
         return self._go(operands)
 
     cdef object _go(self, operands):
+        # a 0-d result is summed into the runner's own slot and returned as
+        # numpy's scalar, with no array allocated and indexed for it
+        cdef double slot[2]
+        if self.into_slot:
+            if len(operands) < len(self.idx):
+                raise ValueError(f"the plan takes {len(self.idx)} operands")
+            self.call._run_into(tuple([operands[i] for i in self.idx]), slot, -1)
+            return PyArray_Scalar(slot, self.call.dtype, NULL)
         out = cnp.PyArray_EMPTY(self.out_nd, self.out_dims, self.call.type_num, 0)
         ins = tuple([operands[i] for i in self.idx])
         self.call._run(ins, <cnp.ndarray>out, -1)

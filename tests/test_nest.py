@@ -1603,6 +1603,26 @@ def test_hot_path_runs_the_nest_runner():
         b = np.arange(16.0).reshape(4, 4)
 
 
+def test_hot_path_scalar_result_is_numpys_scalar_for_every_dtype():
+    """A cached one-nest call with a 0-d result sums into the runner's own
+    slot: numpy's scalar type and value on every call, for a short and a
+    threaded reduction (partials combined into it) and a reversed operand."""
+    rng = np.random.default_rng(11)
+    for dtype in DTYPES:
+        for n in (8, 1 << 18):
+            a, b = _rand(rng, n, dtype), _rand(rng, 2 * n, dtype)[::-2]
+            want = np.einsum("i,i->", a, b)
+            for _ in range(3):
+                got = einplan.einsum("i,i->", a, b)
+                assert type(got) is type(want), (dtype, type(got))
+                _close(got, want, dtype, n)
+            m = a.reshape(-1, 2) if n > 8 else a.reshape(2, 4)
+            for _ in range(2):
+                got = einplan.einsum("ij->", m)
+                assert type(got) is np.dtype(dtype).type
+                _close(got, m.sum(), dtype, n)
+
+
 def test_multi_operand_elementwise_is_one_nest():
     a = np.random.default_rng(0).standard_normal((30, 40))
     plan = einplan.plan("ij,ij,ij->i", a, a, a)
