@@ -156,12 +156,20 @@ cdef inline bint _of_type(cnp.ndarray x, int type_num):
     return cnp.PyArray_TYPE(x) == type_num and cnp.PyArray_ISNOTSWAPPED(x)
 
 
-cdef object _schedule_dict(const ep_schedule_t *s):
-    """An ep_schedule_t as a dict, its enums by their C names (ep_api.h)."""
-    return dict(path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
+_B_WAYS = {EP_B_PACKED: "packed", EP_B_IN_PLACE: "in place", -1: "measuring"}
+
+
+cdef object _schedule_dict(const ep_schedule_t *s, int dtype):
+    """An ep_schedule_t as a dict, its enums by their C names (ep_api.h).
+    ``direct_b``: B's full panels are read in place by a call made now;
+    ``b_measured``: None when the schedule fixes that, else the way the
+    process measured faster for calls of its kind ('in place', 'packed') or
+    'measuring' while it still times both."""
+    cdef int now = ep_b_way_now(s, dtype)
+    return dict(b_measured=_B_WAYS[now] if s.direct_b == EP_B_MEASURED else None,path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
                 loop=("none", "batch", "m", "n")[<int>s.loop],
                 mr=s.bk.mr, nr=s.bk.nr, mc=s.bk.mc, kc=s.bk.kc, nc=s.bk.nc,
-                direct_b=bool(s.direct_b), b_by_panel=bool(s.b_by_panel), M=s.M, N=s.N, K=s.K, NB=s.NB,
+                direct_b=now == EP_B_IN_PLACE, b_by_panel=bool(s.b_by_panel), M=s.M, N=s.N, K=s.K, NB=s.NB,
                 for_threads=s.for_threads)
 
 
@@ -324,7 +332,7 @@ cdef class GemmCall:
         d.nthreads = nthreads
         d.b_packed = <void *>1 if b_prepacked else NULL   # only tested for NULL
         ep_gemm_schedule(&d, &s)
-        return _schedule_dict(&s)
+        return _schedule_dict(&s, d.dtype)
 
     def call_schedule(self, int nthreads=0, bint b_prepacked=False):
         """The schedule ep_gemm runs for a call asking for ``nthreads``
@@ -337,13 +345,13 @@ cdef class GemmCall:
             d.b_packed = <void *>1             # only tested for NULL
             d.sched = &self.sched_packed
         cdef const ep_schedule_t *s = ep_call_schedule(&d, &now)
-        return _schedule_dict(s), s == d.sched
+        return _schedule_dict(s, d.dtype), s == d.sched
 
     def planned(self):
         """The schedule made with the descriptor (``schedule()`` for the
         thread count then in effect), which ep_gemm runs on every call that
         asks for that thread count; ``for_threads`` is that count."""
-        return _schedule_dict(&self.sched)
+        return _schedule_dict(&self.sched, self.d.dtype)
 
     def signature(self):
         """What a prepacked B depends on: dtype, kernel set, blocking, k/n/batch extents."""

@@ -67,12 +67,16 @@ typedef enum { EP_PATH_EMPTY = 0, EP_PATH_GEMM = 1, EP_PATH_GEMV = 2,
 typedef enum { EP_LOOP_NONE = 0, EP_LOOP_BATCH = 1, EP_LOOP_M = 2,
                EP_LOOP_N = 3 } ep_loop_t;
 typedef struct { int mr, nr; ep_dim_t mc, kc, nc; } ep_blocking_t;
+// How the packed path takes B: packed, read in place, or whichever of the
+// two this process measures faster for calls of its kind (ep_schedule.c)
+typedef enum { EP_B_PACKED = 0, EP_B_IN_PLACE = 1, EP_B_MEASURED = 2 } ep_b_way_t;
 typedef struct ep_schedule {
     ep_path_t path;
     int nthreads;          // threads the call will use
     ep_loop_t loop;        // what they share out
     ep_blocking_t bk;      // effective MC/KC/NC (GEMM path)
-    int direct_b;          // full B panels read in place (small m)
+    int direct_b;          // full B panels read in place (small m):
+                           // EP_B_IN_PLACE, EP_B_PACKED or EP_B_MEASURED
     int b_by_panel;        // 1m, small m: each NR panel of B packed right
                            // before the A panels meet it (ep_schedule.c)
     ep_dim_t M, N, K, NB;
@@ -91,6 +95,10 @@ int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *desc);
 // The schedule ep_gemm runs for a call: the descriptor's planned one
 // (desc->sched) while it holds, else this call's, made in *now.
 const ep_schedule_t *ep_call_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *now);
+
+// The way a call of schedule s takes B now: EP_B_IN_PLACE or EP_B_PACKED,
+// or -1 while its kind is still measured (s->direct_b == EP_B_MEASURED).
+int ep_b_way_now(const ep_schedule_t *s, int dtype);
 
 // Runs the packed GEMM.  The caller (the Cython layer) has checked extents,
 // overflow and bounds; ep_gemm only fails on allocation.

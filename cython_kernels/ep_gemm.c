@@ -181,9 +181,10 @@ static void ep_gemm_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 
 // The packed path: every batch index through the blocked driver, by one
 // thread, by whole GEMMs per thread (EP_LOOP_BATCH), or by all threads
-// together on each GEMM (EP_LOOP_M / EP_LOOP_N).
+// together on each GEMM (EP_LOOP_M / EP_LOOP_N).  direct_b: the full
+// panels of B are read in place (EP_B_IN_PLACE), not packed.
 static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
-                                  const ep_schedule_t *sc)
+                                  const ep_schedule_t *sc, int direct_b)
 {
     ep_blocking_t bk = sc->bk;
     ep_dim_t M = sc->M, N = sc->N, K = sc->K, NB = sc->NB;
@@ -195,7 +196,7 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
     int failed = 0;
     ep_dim_t next_batch = 0;      // EP_LOOP_BATCH: the first GEMM no thread has claimed
     ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    sh_all.direct_b = sc->direct_b;
+    sh_all.direct_b = direct_b == EP_B_IN_PLACE;
     sh_all.b_by_panel = sc->b_by_panel ? d->cplx : 0;
     if (d->b_packed) sh_all.packed_b_per = ep_packed_b_batch_elems(&bk, K, N);
     if (nt == 1) {           // no parallel region at all: small calls stay cheap
@@ -300,5 +301,11 @@ ep_status_t ep_gemm(const ep_gemm_desc_t *d)
     case EP_PATH_SMM: return ep_smm_run(d, u, sc);
     case EP_PATH_GEMM: break;
     }
-    return ep_gemm_packed(d, u, sc);
+    ep_measured_t *m;
+    int way = ep_b_way_turn(sc, d->dtype, &m);
+    if (!m) return ep_gemm_packed(d, u, sc, way);
+    int64_t t0 = ep_clock_ns();
+    ep_status_t st = ep_gemm_packed(d, u, sc, way);
+    if (st == EP_OK) ep_b_way_sample(m, way, sc, ep_clock_ns() - t0);
+    return st;
 }

@@ -12,6 +12,7 @@
 #include "ep_api.h"
 #include "ep_blocking.h"
 #include "ep_pack.h"
+#include "ep_measured.h"
 #include "ep_schedule.h"
 #include "ukr/ep_ukr.h"
 
@@ -61,6 +62,66 @@
 //   1.04; m = 231: f64 0.49 / 1.08; 256^3 f64 0.77 / 1.00  -> 16 rows f32,
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
+
+// On other cores the rows up to which in place wins differ by far more:
+// Emerald Rapids, 2026-11-28, f64 'ij,jk->ik' k = 512, n = 1536, 1 thread,
+// us in place / packed (numpy): m = 16: 687 / 925 (723); m = 32: 1342 /
+// 1180 (969); m = 77: 3459 / 2288 (2010); m = 231: 10150 / 5216 (5380);
+// f32 256^3: 237 / 227 (228).  So past one panel of MR rows the schedule
+// names no winner: the calls take the two ways in turn until each has done
+// EP_B_WAY_WORK flops, per kernel set, dtype and class of m (up to 2, 4, 8,
+// 16 and more MR rows), and the faster stays for the process.  They are
+// compared by flops a nanosecond, so classes hold calls of like shapes.
+#define EP_B_WAY_CLASSES 5
+#define EP_B_WAY_WORK ((int64_t)256 << 20)
+#define EP_B_WAY_STATES (EP_ISA_COUNT * 2 * 2 * EP_B_WAY_CLASSES)
+static ep_measured_t ep_b_ways[EP_B_WAY_STATES] = {[0 ... EP_B_WAY_STATES - 1] =
+                                                       EP_MEASURED_INIT};
+
+static ep_measured_t *ep_b_way_of(const ep_schedule_t *s, int dtype)
+{
+    static ep_dim_t l2 = -1;           // the same value from any thread
+    if (l2 < 0) {
+        ep_dim_t l1, v, l3;
+        ep_cache_sizes(&l1, &v, &l3);
+        l2 = v > 0 ? v : 512 << 10;
+    }
+    int c = 0;
+    while (c < EP_B_WAY_CLASSES - 1 && s->M > ((ep_dim_t)2 * s->bk.mr << c)) c++;
+    // and whether B stays in half of L2 (read in place from there, its rows
+    // cost no trip to L3: m = 32, k = 512, f64: n = 256 134 us in place, 169
+    // packed; n = 1536 1342 / 1180)
+    int far = (double)s->K * (double)s->N * (dtype == EP_FLOAT32 ? 4 : 8) > 0.5 * (double)l2;
+    int dt = dtype == EP_FLOAT32 ? 0 : 1;
+    return &ep_b_ways[((s->for_isa * 2 + dt) * 2 + far) * EP_B_WAY_CLASSES + c];
+}
+
+int ep_b_way_now(const ep_schedule_t *s, int dtype)
+{
+    if (s->direct_b != EP_B_MEASURED) return s->direct_b;
+    int pick = ep_measured_pick(ep_b_way_of(s, dtype));
+    return pick < 0 ? -1 : pick == 1 ? EP_B_PACKED : EP_B_IN_PLACE;
+}
+
+int ep_b_way_turn(const ep_schedule_t *s, int dtype, ep_measured_t **m)
+{
+    *m = NULL;
+    int now = ep_b_way_now(s, dtype);
+    if (now >= 0) return now;
+    ep_measured_t *w = ep_b_way_of(s, dtype);
+    uint64_t call = __atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
+    // each way's first call is not timed: it pays the packing workspace's
+    // first touch, or B's first trip into the caches
+    if (call >= 2) *m = w;
+    return call & 1 ? EP_B_PACKED : EP_B_IN_PLACE;
+}
+
+void ep_b_way_sample(ep_measured_t *m, int way, const ep_schedule_t *s, int64_t ns)
+{
+    double flops = 2.0 * (double)s->M * (double)s->N * (double)s->K * (double)s->NB;
+    ep_measured_sample(m, way == EP_B_PACKED, flops < 1e18 ? (int64_t)flops : (int64_t)1e18,
+                       ns, EP_B_WAY_WORK, 1.0);
+}
 
 // B read in place takes each micro-tile's NR columns across all of k: a
 // line from every k row, rows a stride apart that no prefetcher follows.
@@ -252,9 +313,10 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         if (s->bk.mc < EP_SCALE_BLOCK) s->bk.mc = EP_SCALE_BLOCK;
         if (s->bk.nc < EP_SCALE_BLOCK) s->bk.nc = EP_SCALE_BLOCK;
     }
-    s->direct_b = M <= (d->dtype == EP_FLOAT32 ? u->direct_b_max_m_s : u->direct_b_max_m_d) &&
-                  !packed_only && !d->b_packed &&
-                  !d->cplx && ep_b_fits_l3(K, N, d->dtype == EP_FLOAT32 ? 4 : 8);
+    int in_place = M <= (d->dtype == EP_FLOAT32 ? u->direct_b_max_m_s : u->direct_b_max_m_d) &&
+                   !packed_only && !d->b_packed &&
+                   !d->cplx && ep_b_fits_l3(K, N, d->dtype == EP_FLOAT32 ? 4 : 8);
+    s->direct_b = !in_place ? EP_B_PACKED : M <= s->bk.mr ? EP_B_IN_PLACE : EP_B_MEASURED;
     s->nthreads = nt;
     if (nt > 1) {
         ep_dim_t mpanels = (M + s->bk.mr - 1) / s->bk.mr;

@@ -11,4 +11,13 @@
 // so the result is the same to the last bit for any thread count.
 #define EP_SMM_ROW_QUANTUM 24
 
+// The measured choice of how B is taken (EP_B_MEASURED): the way this call
+// takes (*m set when the call is to be timed, NULL once chosen), and its
+// timed sample.
+#include <stdint.h>
+#include "ep_api.h"
+#include "ep_measured.h"
+int ep_b_way_turn(const ep_schedule_t *s, int dtype, ep_measured_t **m);
+void ep_b_way_sample(ep_measured_t *m, int way, const ep_schedule_t *s, int64_t ns);
+
 #endif

@@ -42,6 +42,10 @@ cdef extern from "ep_api.h" nogil:
         EP_LOOP_BATCH
         EP_LOOP_M
         EP_LOOP_N
+    enum:
+        EP_B_PACKED
+        EP_B_IN_PLACE
+        EP_B_MEASURED
     ctypedef struct ep_schedule_t:
         ep_path_t path
         int nthreads
@@ -70,6 +74,7 @@ cdef extern from "ep_api.h" nogil:
     int ep_schedule_holds(const ep_schedule_t *s, const ep_gemm_desc_t *desc)
     const ep_schedule_t *ep_call_schedule(const ep_gemm_desc_t *desc, ep_schedule_t *now)
     ep_status_t ep_gemm(const ep_gemm_desc_t *desc)
+    int ep_b_way_now(const ep_schedule_t *s, int dtype)
     ctypedef enum ep_copy_kind_t:
         EP_COPY_EMPTY
         EP_COPY_RUN

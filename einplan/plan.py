@@ -79,13 +79,17 @@ class KernelChoice:
     c_unit: str | None = None
     c_unit_role: str | None = None
     b_by_panel: bool = False  # 1m, few rows: each NR panel of B packed just before use
+    # None: the schedule fixes how B is taken; else in place or packed is
+    # timed on the process's calls of this kind: 'measuring', then the winner
+    b_measured: str | None = None
 
     @classmethod
     def from_schedule(cls, s: dict, b_in_place=False, c_unit=None, c_unit_role=None):
         """The record of a schedule as the compiled module gives it."""
         return cls(KernelPath(s["path"]), s["threads"], ParallelLoop(s["loop"]), s["mr"],
                    s["nr"], s["mc"], s["kc"], s["nc"], b_in_place, s["for_threads"],
-                   c_unit, c_unit_role, bool(s.get("b_by_panel", False)))
+                   c_unit, c_unit_role, bool(s.get("b_by_panel", False)),
+                   s.get("b_measured"))
 
 
 @dataclass(frozen=True)

@@ -900,6 +900,10 @@ def _kernel_choice(step, native, c_strides, sizes) -> KernelChoice:
             role = r
     # ep_gemm reads full NR-wide B panels in place when its schedule allows
     # it (m small) and B has one n axis of unit stride and a regular k
-    b_in_place = (sched["direct_b"] and len(step.n.axes) == 1 and len(step.k.axes) <= 1
-                  and step.n.axes[0].strides[0] == 1 and sched["N"] >= sched["nr"])
-    return KernelChoice.from_schedule(sched, bool(b_in_place), unit, role)
+    # (or, for more than one MR panel of m, when the process measures that
+    # faster than packing it: sched["b_measured"])
+    readable = (len(step.n.axes) == 1 and len(step.k.axes) <= 1
+                and step.n.axes[0].strides[0] == 1 and sched["N"] >= sched["nr"])
+    if not readable:
+        sched = dict(sched, b_measured=None)
+    return KernelChoice.from_schedule(sched, bool(sched["direct_b"] and readable), unit, role)

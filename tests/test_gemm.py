@@ -593,3 +593,41 @@ def test_transposing_packs(restore_threads, isa, dtype):
         assert_close(C, ref, mag, 21, dtype)
     finally:
         K.set_isa(prev)
+
+
+def test_b_taken_in_place_or_packed_as_measured(isa, restore_threads):
+    """Past one MR panel of rows, a GEMM whose B the kernel could read in
+    place takes it in place and packed in turn until the process has timed
+    both for its kind of call, then keeps the faster: every call gives the
+    same bits either way, the schedule reports the state ('measuring', then
+    'in place' or 'packed', direct_b following it) and explain names it."""
+    einplan.set_num_threads(1)
+    rng = np.random.default_rng(5)
+    measured = 0
+    for dtype in ("float32", "float64"):
+        for m in (12, 40):
+            A = rng.standard_normal((m, 300)).astype(dtype)
+            B = rng.standard_normal((300, 700)).astype(dtype)
+            plan = einplan.plan("ij,jk->ik", A, B)
+            (step,) = plan._plan.steps
+            if step.native.planned()["b_measured"] is None:
+                continue
+            measured += 1
+            first = plan(A, B)
+            np.testing.assert_allclose(first, A.astype("f8") @ B.astype("f8"),
+                                       rtol=1e-4 if dtype == "float32" else 1e-12, atol=1e-3)
+            states = []
+            for _ in range(400):
+                assert np.array_equal(plan(A, B), first), (isa, dtype, m)
+                sched = step.native.call_schedule()[0]
+                states.append(sched["b_measured"])
+                if states[-1] != "measuring":
+                    break
+            assert states[-1] in ("in place", "packed"), (isa, dtype, m, states[-3:])
+            assert sched["direct_b"] == (states[-1] == "in place")
+            for _ in range(3):   # the choice stays
+                assert np.array_equal(plan(A, B), first)
+            assert step.native.call_schedule()[0]["b_measured"] == states[-1]
+            text = str(einplan.explain("ij,jk->ik", A, B))
+            assert "whichever this process measures faster" in text, text
+    assert measured, f"no GEMM of {isa} measured how to take B"

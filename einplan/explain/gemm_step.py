@@ -222,6 +222,9 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
         pack_b = ("read in place (full NR panels; m is small)" if direct_b else
                   _BLOCK_SCATTER if gather_b else _SINGLE_STRIDE)
+        if step.kernel.b_measured is not None:
+            pack_b += (f"; in place or packed, whichever this process measures faster "
+                       f"for its class of m (when planned: {step.kernel.b_measured})")
         if step.kernel.b_by_panel:
             pack_b += ("; one NR panel at a time, just before the A panels meet it "
                        "(1m with all of m in one MC block: B's 2x2 real form is twice "
