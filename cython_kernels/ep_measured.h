@@ -4,7 +4,7 @@
 // way has done enough work, the one of the higher rate stays for the rest
 // of the process.  Used where the faster way differs by core and no cache
 // size or feature flag tells it (ep_nest.c's stream order, ep_smm.c's block
-// of k for a far-strided A).
+// of k for a far-strided A, ep_schedule.c's way of taking B).
 #ifndef EP_MEASURED_H
 #define EP_MEASURED_H
 
@@ -36,6 +36,15 @@ static inline int ep_measured_pick(ep_measured_t *m)
 static inline int ep_measured_turn(ep_measured_t *m)
 {
     return (int)(__atomic_fetch_add(&m->calls, 1, __ATOMIC_RELAXED) & 1);
+}
+
+// The same, and whether to time the call: not each way's first, which may
+// pay first touches the rest do not.
+static inline int ep_measured_turn_timed(ep_measured_t *m, int *timed)
+{
+    uint64_t call = __atomic_fetch_add(&m->calls, 1, __ATOMIC_RELAXED);
+    *timed = call >= 2;
+    return (int)(call & 1);
 }
 
 // One timed call of `way`; once both ways have done `enough` work, way 1

@@ -49,8 +49,9 @@
 // numpy's merged reshape@; m = 77 split by n 1.03-1.23x.
 #define EP_SPLIT_M_MIN_PANELS 8
 
-// B is read in place (full NR-wide panels with unit n stride and a regular
-// k stride) when m has at most the kernel set's direct_b_max_m_s/_d rows:
+// B may be read in place (full NR-wide panels with unit n stride and a
+// regular k stride) when m has at most the kernel set's direct_b_max_m_s/_d
+// rows (for more than one MR panel, when measured faster; below):
 // each element of B then meets so few micro-tiles that packing it costs
 // more than it saves.  Measured for 'bij,jk->bik' shapes (k = 512,
 // n = 1536), 1 thread, ratio to numpy's merged reshape@ with B read in
@@ -62,6 +63,22 @@
 //   1.04; m = 231: f64 0.49 / 1.08; 256^3 f64 0.77 / 1.00  -> 16 rows f32,
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
+
+// This core's L1d (32 KB where the caches are not known).
+static ep_dim_t ep_l1d_bytes(void)
+{
+    ep_dim_t l1d, l2, l3;              // read once per process (ep_cpu.c)
+    ep_cache_sizes(&l1d, &l2, &l3);
+    return l1d > 0 ? l1d : 32 << 10;
+}
+
+// This core's L2 (512 KB where the caches are not known).
+static ep_dim_t ep_l2_bytes(void)
+{
+    ep_dim_t l1d, l2, l3;
+    ep_cache_sizes(&l1d, &l2, &l3);
+    return l2 > 0 ? l2 : 512 << 10;
+}
 
 // On other cores the rows up to which in place wins differ by far more:
 // Emerald Rapids, 2026-11-28, f64 'ij,jk->ik' k = 512, n = 1536, 1 thread,
@@ -80,18 +97,13 @@ static ep_measured_t ep_b_ways[EP_B_WAY_STATES] = {[0 ... EP_B_WAY_STATES - 1] =
 
 static ep_measured_t *ep_b_way_of(const ep_schedule_t *s, int dtype)
 {
-    static ep_dim_t l2 = -1;           // the same value from any thread
-    if (l2 < 0) {
-        ep_dim_t l1, v, l3;
-        ep_cache_sizes(&l1, &v, &l3);
-        l2 = v > 0 ? v : 512 << 10;
-    }
     int c = 0;
     while (c < EP_B_WAY_CLASSES - 1 && s->M > ((ep_dim_t)2 * s->bk.mr << c)) c++;
     // and whether B stays in half of L2 (read in place from there, its rows
     // cost no trip to L3: m = 32, k = 512, f64: n = 256 134 us in place, 169
     // packed; n = 1536 1342 / 1180)
-    int far = (double)s->K * (double)s->N * (dtype == EP_FLOAT32 ? 4 : 8) > 0.5 * (double)l2;
+    double bytes = (double)s->K * (double)s->N * (dtype == EP_FLOAT32 ? 4 : 8);
+    int far = bytes > 0.5 * (double)ep_l2_bytes();
     int dt = dtype == EP_FLOAT32 ? 0 : 1;
     return &ep_b_ways[((s->for_isa * 2 + dt) * 2 + far) * EP_B_WAY_CLASSES + c];
 }
@@ -109,11 +121,11 @@ int ep_b_way_turn(const ep_schedule_t *s, int dtype, ep_measured_t **m)
     int now = ep_b_way_now(s, dtype);
     if (now >= 0) return now;
     ep_measured_t *w = ep_b_way_of(s, dtype);
-    uint64_t call = __atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
     // each way's first call is not timed: it pays the packing workspace's
     // first touch, or B's first trip into the caches
-    if (call >= 2) *m = w;
-    return call & 1 ? EP_B_PACKED : EP_B_IN_PLACE;
+    int timed, way = ep_measured_turn_timed(w, &timed);
+    if (timed) *m = w;
+    return way ? EP_B_PACKED : EP_B_IN_PLACE;
 }
 
 void ep_b_way_sample(ep_measured_t *m, int way, const ep_schedule_t *s, int64_t ns)
@@ -142,13 +154,6 @@ static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
     return (double)K * (double)N * esize <= (double)share;
 }
 
-// This core's L1d (32 KB where the caches are not known).
-static ep_dim_t ep_l1d_bytes(void)
-{
-    ep_dim_t l1d, l2, l3;              // read once per process (ep_cpu.c)
-    ep_cache_sizes(&l1d, &l2, &l3);
-    return l1d > 0 ? l1d : 32 << 10;
-}
 
 // A complex (1m) call on the smm path gathers A's rows into the thread's
 // workspace when its k is not unit-stride, up to this many bytes (half
@@ -228,14 +233,8 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 #define EP_B_BY_PANEL_L2 0.75
 static void ep_schedule_b_by_panel(ep_schedule_t *s, ep_dim_t M, size_t es)
 {
-    static ep_dim_t l2 = -1;           // the same value from any thread
-    if (l2 < 0) {
-        ep_dim_t l1, v, l3;
-        ep_cache_sizes(&l1, &v, &l3);
-        l2 = v > 0 ? v : 512 << 10;
-    }
     ep_dim_t rows = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
-    if ((double)(rows + s->bk.nr) * (double)s->bk.kc * (double)es > EP_B_BY_PANEL_L2 * (double)l2)
+    if ((double)(rows + s->bk.nr) * (double)s->bk.kc * (double)es > EP_B_BY_PANEL_L2 * (double)ep_l2_bytes())
         return;
     s->bk.mc = rows;                   // one MC block: each B panel packed once
     s->b_by_panel = 1;
