@@ -55,6 +55,8 @@ typedef struct {
 // flops per complex multiply-add, the complex count).  CONJ_A / CONJ_B
 // conjugate an operand inside B's packing.
 enum { EP_CPLX_1M = 1, EP_CPLX_CONJ_A = 2, EP_CPLX_CONJ_B = 4 };
+// ep_shared_t.b_by_panel for a real B packed one NR panel at a time
+enum { EP_B_BY_PANEL_REAL = 8 };
 
 // What ep_gemm will do with a descriptor (ep_schedule.c): which path, how
 // many threads over which loop, which blocking.  A plan makes it once per
@@ -77,7 +79,8 @@ typedef struct ep_schedule {
     ep_blocking_t bk;      // effective MC/KC/NC (GEMM path)
     int direct_b;          // full B panels read in place (small m):
                            // EP_B_IN_PLACE, EP_B_PACKED or EP_B_MEASURED
-    int b_by_panel;        // 1m, small m: each NR panel of B packed right
+    int b_by_panel;        // small m, 1m or a real B past L2 taken packed
+                           // (EP_B_MEASURED): each NR panel of B packed right
                            // before the A panels meet it (ep_schedule.c)
     ep_dim_t M, N, K, NB;
     int for_threads;       // the thread count asked for (clamped)

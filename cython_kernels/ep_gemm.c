@@ -197,7 +197,8 @@ static ep_status_t ep_gemm_packed(const ep_gemm_desc_t *d, const ep_ukr_set_t *u
     ep_dim_t next_batch = 0;      // EP_LOOP_BATCH: the first GEMM no thread has claimed
     ep_shared_t sh_all = {M, N, K, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     sh_all.direct_b = direct_b == EP_B_IN_PLACE;
-    sh_all.b_by_panel = sc->b_by_panel ? d->cplx : 0;
+    sh_all.b_by_panel = !sc->b_by_panel ? 0 : d->cplx ? d->cplx
+                        : direct_b == EP_B_IN_PLACE ? 0 : EP_B_BY_PANEL_REAL;
     if (d->b_packed) sh_all.packed_b_per = ep_packed_b_batch_elems(&bk, K, N);
     if (nt == 1) {           // no parallel region at all: small calls stay cheap
         ep_thread_bufs_t tb;

@@ -16,8 +16,8 @@
 #endif
 
 // The NR panel jr of B as the micro-kernel reads it, and its k stride:
-// B itself where sh->direct_b says, else its packed panel.  1m with few
-// rows (sh->b_by_panel) packs the panel now, into the thread's first slot
+// B itself where sh->direct_b says, else its packed panel.  Few rows
+// (sh->b_by_panel: 1m, or a real B past L2) pack the panel now, into the thread's first slot
 // (its jr range is its own), read by every A panel while it is in L1 / L2
 // -- not the whole kc x nc panel through L3.
 static inline const T *EP_PFX(b_panel)(const ep_shared_t *sh, int NR, ep_dim_t nc,
@@ -26,6 +26,13 @@ static inline const T *EP_PFX(b_panel)(const ep_shared_t *sh, int NR, ep_dim_t n
 {
     ep_dim_t j0 = jr * NR;
     *ldb = NR;
+    if (sh->b_by_panel == EP_B_BY_PANEL_REAL) {
+        T *slot = (T *)bp + jr0 * NR * kc;
+        // pack_b writes panel jr at its base + jr NR kc: the base that puts it in the slot
+        EP_PFX(pack_b)(NR, nc, kc, b, sh->noff_b, sh->nbs_b, sh->koff_b, sh->ks_b, jr, jr + 1,
+                       slot - jr * NR * kc);
+        return slot;
+    }
     if (sh->b_by_panel) {
         T *slot = (T *)bp + jr0 * NR * kc;
         EP_PFX(pack_b_1m)(NR, nc - j0, kc, b, sh->noff_b + j0, sh->koff_b,

@@ -228,7 +228,7 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 // arithmetic.  When all of m fits one MC block in L2 beside one B panel,
 // each NR panel of B is packed right before its A panels meet it, into the
 // thread's own slot (threads split n then, each packing the panels it
-// computes).  Zen 3, 1 thread, loaded (load ~4), tract 'bij,jk->bik'
+// computes; real B too, below).  Zen 3, 1 thread, loaded (load ~4), tract 'bij,jk->bik'
 // (77,1,512) x (512,1536) complex64: B's packing was 25% of the profile.
 #define EP_B_BY_PANEL_L2 0.75
 static void ep_schedule_b_by_panel(ep_schedule_t *s, ep_dim_t M, size_t es)
@@ -347,6 +347,14 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         }
     }
     if (d->cplx && !packed_only && !d->b_packed && s->loop != EP_LOOP_M)
+        ep_schedule_b_by_panel(s, M, d->dtype == EP_FLOAT32 ? 4 : 8);
+    // a real B the calls time in place against packed, beyond half of L2:
+    // packed, it goes one panel at a time as well (f64 'ij,jk->ik' k = 512,
+    // n = 1536, Emerald Rapids, us, whole B packed / by panel (numpy): m =
+    // 32: 1234 / 1108 (1014); m = 48: 1543 / 1406 (1321); m = 32, k = n =
+    // 1024: 1779 / 1508 (1426); f32 within 4% either way)
+    if (!d->cplx && s->direct_b == EP_B_MEASURED && s->loop != EP_LOOP_M &&
+        (double)K * (double)N * (d->dtype == EP_FLOAT32 ? 4 : 8) > 0.5 * (double)ep_l2_bytes())
         ep_schedule_b_by_panel(s, M, d->dtype == EP_FLOAT32 ? 4 : 8);
 }
 

@@ -17,7 +17,7 @@ typedef struct {
     ep_inc_t *noff_b, *noff_c, *nbs_b, *nbs_c, *koff_a, *koff_b;
     ep_inc_t ks_a, ks_b;
     int direct_b;        // m is small: read full B panels in place
-    int b_by_panel;      // 1m, m small: the EP_CPLX_* flags of a B packed
+    int b_by_panel;      // m small: EP_B_BY_PANEL_REAL, or 1m's EP_CPLX_* flags of a B packed
                          // one panel at a time in the macro-kernel; else 0
     ep_dim_t packed_b_per;   // elements per batch index of prepacked B
     // the jc / pc whose offsets noff_* / koff_* hold (-1: none yet): the

@@ -78,7 +78,7 @@ class KernelChoice:
     for_threads: int
     c_unit: str | None = None
     c_unit_role: str | None = None
-    b_by_panel: bool = False  # 1m, few rows: each NR panel of B packed just before use
+    b_by_panel: bool = False  # few rows (1m, or a real B past L2): NR panels packed just before use
     # None: the schedule fixes how B is taken; else in place or packed is
     # timed on the process's calls of this kind: 'measuring', then the winner
     b_measured: str | None = None

@@ -604,15 +604,22 @@ def test_b_taken_in_place_or_packed_as_measured(isa, restore_threads):
     einplan.set_num_threads(1)
     rng = np.random.default_rng(5)
     measured = 0
+    l2 = _native.kernel_config()["caches"]["l2"] or 512 << 10
     for dtype in ("float32", "float64"):
-        for m in (12, 40):
+        # B in a quarter of L2, and B past all of it: packed, that one goes a
+        # panel at a time
+        row = 300 * np.dtype(dtype).itemsize
+        near_n, far_n = l2 // 4 // row, l2 // row + 100
+        for m, n in ((12, near_n), (40, near_n), (40, far_n)):
             A = rng.standard_normal((m, 300)).astype(dtype)
-            B = rng.standard_normal((300, 700)).astype(dtype)
+            B = rng.standard_normal((300, n)).astype(dtype)
             plan = einplan.plan("ij,jk->ik", A, B)
             (step,) = plan._plan.steps
-            if step.native.planned()["b_measured"] is None:
+            planned = step.native.planned()
+            if planned["b_measured"] is None:
                 continue
             measured += 1
+            assert planned["b_by_panel"] == (n == far_n), (isa, dtype, m, n)
             first = plan(A, B)
             np.testing.assert_allclose(first, A.astype("f8") @ B.astype("f8"),
                                        rtol=1e-4 if dtype == "float32" else 1e-12, atol=1e-3)
@@ -630,4 +637,5 @@ def test_b_taken_in_place_or_packed_as_measured(isa, restore_threads):
             assert step.native.call_schedule()[0]["b_measured"] == states[-1]
             text = str(einplan.explain("ij,jk->ik", A, B))
             assert "whichever this process measures faster" in text, text
+            assert ("when packed, one NR panel at a time" in text) == (n == far_n), text
     assert measured, f"no GEMM of {isa} measured how to take B"
