@@ -166,10 +166,12 @@ cdef object _schedule_dict(const ep_schedule_t *s, int dtype):
     process measured faster for calls of its kind ('in place', 'packed') or
     'measuring' while it still times both."""
     cdef int now = ep_b_way_now(s, dtype)
-    return dict(b_measured=_B_WAYS[now] if s.direct_b == EP_B_MEASURED else None,path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
+    return dict(path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
                 loop=("none", "batch", "m", "n")[<int>s.loop],
                 mr=s.bk.mr, nr=s.bk.nr, mc=s.bk.mc, kc=s.bk.kc, nc=s.bk.nc,
-                direct_b=now == EP_B_IN_PLACE, b_by_panel=bool(s.b_by_panel), M=s.M, N=s.N, K=s.K, NB=s.NB,
+                direct_b=now == EP_B_IN_PLACE,
+                b_measured=_B_WAYS[now] if s.direct_b == EP_B_MEASURED else None,
+                b_by_panel=bool(s.b_by_panel), M=s.M, N=s.N, K=s.K, NB=s.NB,
                 for_threads=s.for_threads)
 
 

@@ -95,15 +95,18 @@ static ep_dim_t ep_l2_bytes(void)
 static ep_measured_t ep_b_ways[EP_B_WAY_STATES] = {[0 ... EP_B_WAY_STATES - 1] =
                                                        EP_MEASURED_INIT};
 
+// B is past half of L2: read in place, its rows come from L3 (m = 32, k =
+// 512, f64: n = 256 134 us in place, 169 packed; n = 1536 1342 / 1180)
+static int ep_b_past_l2(ep_dim_t K, ep_dim_t N, int dtype)
+{
+    return (double)K * (double)N * (dtype == EP_FLOAT32 ? 4 : 8) > 0.5 * (double)ep_l2_bytes();
+}
+
 static ep_measured_t *ep_b_way_of(const ep_schedule_t *s, int dtype)
 {
     int c = 0;
     while (c < EP_B_WAY_CLASSES - 1 && s->M > ((ep_dim_t)2 * s->bk.mr << c)) c++;
-    // and whether B stays in half of L2 (read in place from there, its rows
-    // cost no trip to L3: m = 32, k = 512, f64: n = 256 134 us in place, 169
-    // packed; n = 1536 1342 / 1180)
-    double bytes = (double)s->K * (double)s->N * (dtype == EP_FLOAT32 ? 4 : 8);
-    int far = bytes > 0.5 * (double)ep_l2_bytes();
+    int far = ep_b_past_l2(s->K, s->N, dtype);
     int dt = dtype == EP_FLOAT32 ? 0 : 1;
     return &ep_b_ways[((s->for_isa * 2 + dt) * 2 + far) * EP_B_WAY_CLASSES + c];
 }
@@ -228,13 +231,15 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 // arithmetic.  When all of m fits one MC block in L2 beside one B panel,
 // each NR panel of B is packed right before its A panels meet it, into the
 // thread's own slot (threads split n then, each packing the panels it
-// computes; real B too, below).  Zen 3, 1 thread, loaded (load ~4), tract 'bij,jk->bik'
-// (77,1,512) x (512,1536) complex64: B's packing was 25% of the profile.
+// computes; real B too, below).  Zen 3, 1 thread, loaded (load ~4), tract
+// 'bij,jk->bik' (77,1,512) x (512,1536) complex64: B's packing was 25% of
+// the profile.
 #define EP_B_BY_PANEL_L2 0.75
 static void ep_schedule_b_by_panel(ep_schedule_t *s, ep_dim_t M, size_t es)
 {
     ep_dim_t rows = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
-    if ((double)(rows + s->bk.nr) * (double)s->bk.kc * (double)es > EP_B_BY_PANEL_L2 * (double)ep_l2_bytes())
+    double bytes = (double)(rows + s->bk.nr) * (double)s->bk.kc * (double)es;
+    if (bytes > EP_B_BY_PANEL_L2 * (double)ep_l2_bytes())
         return;
     s->bk.mc = rows;                   // one MC block: each B panel packed once
     s->b_by_panel = 1;
@@ -354,7 +359,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     // 32: 1234 / 1108 (1014); m = 48: 1543 / 1406 (1321); m = 32, k = n =
     // 1024: 1779 / 1508 (1426); f32 within 4% either way)
     if (!d->cplx && s->direct_b == EP_B_MEASURED && s->loop != EP_LOOP_M &&
-        (double)K * (double)N * (d->dtype == EP_FLOAT32 ? 4 : 8) > 0.5 * (double)ep_l2_bytes())
+        ep_b_past_l2(K, N, d->dtype))
         ep_schedule_b_by_panel(s, M, d->dtype == EP_FLOAT32 ? 4 : 8);
 }
 
