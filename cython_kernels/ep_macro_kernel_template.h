@@ -46,6 +46,17 @@ static inline const T *EP_PFX(b_panel)(const ep_shared_t *sh, int NR, ep_dim_t n
     return bp + jr * NR * kc;
 }
 
+// w elements of a private tile's row into C: dst = src, or src + beta dst
+static inline void EP_PFX(store_run)(T *restrict dst, const T *restrict src, int w, T beta)
+{
+    if (beta == 0)
+        for (int q = 0; q < w; q++)
+            dst[q] = src[q];
+    else
+        for (int q = 0; q < w; q++)
+            dst[q] = src[q] + beta * dst[q];
+}
+
 // One C tile: the MR panel ir of the packed A against B's NR panel jr
 // (bpj, k stride ldb).  `pf` is the slice of the next B micro-panel the
 // kernel fetches (or NULL).
@@ -72,23 +83,30 @@ static inline __attribute__((always_inline)) void EP_PFX(macro_tile)(
         kern(mr, nr, kc, api, bpj, ldb, cij, rs, cs, alpha, beta, pf);
         return;
     }
-    // scattered tile: through a private tile
+    // scattered tile: through a private tile, stored a run at a time -- the
+    // tile's columns whose C offsets step by one (a short unit-stride axis
+    // that did not merge with the next) go as one contiguous copy per row
     T ct[EP_MAX_MR * EP_MAX_NR] __attribute__((aligned(64)));
     u->UKR_FIELD(MR, NR, kc, api, bpj, ldb, ct, NR, 1, alpha, (T)0,
                  pf);  // full tile: ct is MR x NR
-    for (int i = 0; i < mr; i++) {
-        T *ci = c + tb->moff_c[i0 + i];
-        for (int j = 0; j < nr; j++) {
-            T *e = ci + sh->noff_c[j0 + j];
-            *e = beta == 0 ? ct[i * NR + j] : ct[i * NR + j] + beta * *e;
-        }
+    const ep_inc_t *no = sh->noff_c + j0;
+    for (int j = 0; j < nr;) {
+        int e = j + 1;
+        while (e < nr && no[e] == no[e - 1] + 1)
+            e++;
+        for (int i = 0; i < mr; i++)
+            EP_PFX(store_run)(c + tb->moff_c[i0 + i] + no[j], ct + i * NR + j, e - j, beta);
+        j = e;
     }
 }
 
 // Panels jr0 .. jr1 of B against the whole packed block of A (rows ic ..
 // ic + mc of C, whose offsets are in tb); `b` is B itself, read in place
 // where sh->direct_b says; `c` is C at the batch index; `ah`: the next
-// GEMM's blocks, a few lines fetched before each tile (or NULL).
+// GEMM's blocks, a few lines fetched before each tile (or NULL).  A
+// scattered tile's short runs stay inline loops: as memcpy calls, one
+// library call per row of every run cost more than the copy.
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void EP_PFX(macro_kernel)(const ep_ukr_set_t *u, const ep_shared_t *sh,
                                  const ep_thread_bufs_t *tb, int MR, int NR,
                                  ep_dim_t mc, ep_dim_t nc, ep_dim_t kc,
