@@ -34,7 +34,18 @@ Threads: every library is held to 1 thread (the environment variables below are
 set before numpy is imported).  Run with `nice -n 0` on a quiet machine.
 """
 import os
+import sys
 
+# Peers at their best: on an AVX-512 CPU OpenBLAS gets its AVX-512 (SkylakeX) kernels, which
+# it does not pick by itself on some CPUs (Zen 5) or under an OPENBLAS_CORETYPE=Haswell
+# environment, unless --stock-blas (set before numpy loads OpenBLAS)
+if "--stock-blas" not in sys.argv:
+    try:
+        with open("/proc/cpuinfo") as _f:
+            if " avx512f " in _f.read().replace("\n", " "):
+                os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    except OSError:
+        pass
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
              "TBLIS_NUM_THREADS", "EINPLAN_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ[_var] = "1"
@@ -282,13 +293,16 @@ def main():
                     help="PySCF: also split each path's CPU time into contractions and the rest")
     ap.add_argument("--peps", type=int, default=6, help="PEPS side")
     ap.add_argument("--bond", type=int, default=3)
+    ap.add_argument("--stock-blas", action="store_true",
+                    help="leave OPENBLAS_CORETYPE as the environment has it")
     ap.add_argument("--circuit", default="4x5x16",
                     help="random circuit LXxLYxDEPTH (qubit grid and cycles)")
     args = ap.parse_args()
     einplan.set_num_threads(1)
     try:
         load = os.getloadavg()[0]
-        print(f"load average {load:.2f} on {os.cpu_count()} cpus; einplan isa {einplan.isa()}")
+        print(f"load average {load:.2f} on {os.cpu_count()} cpus; einplan isa {einplan.isa()}; "
+              f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(auto)')}")
     except OSError:
         pass
     if args.only in (None, "pyscf"):

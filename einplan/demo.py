@@ -29,6 +29,24 @@ from .timing import load, median_after_idle
 
 RULE = "-" * 78
 
+# OpenBLAS cores whose kernels stop at AVX2 (threadpoolctl's 'architecture')
+_AVX2_CORES = {"haswell", "zen", "sandybridge", "skylake"}
+
+
+def _numpy_blas():
+    """(name of numpy's BLAS and its kernels, whether they are AVX2 kernels on an
+    AVX-512 CPU), or ('', False) without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "", False
+    for lib in threadpool_info():
+        if lib.get("user_api") == "blas":
+            arch = lib.get("architecture") or ""
+            name = f"{lib.get('internal_api', 'blas')} {lib.get('version', '')} {arch}".strip()
+            return name, _native.isa() == "avx512" and arch.lower() in _AVX2_CORES
+    return "", False
+
 
 def _fmt(s):
     return f"{s * 1e3:8.2f} ms" if s >= 1e-3 else f"{s * 1e6:8.1f} us"
@@ -103,6 +121,13 @@ def run(fast: bool = False, out=None) -> int:
     out.write(f"einplan {__version__} demo: kernels {_native.isa()}, "
               f"{_native.get_num_threads()} thread(s); numpy {np.__version__}"
               + (" (fast mode)" if fast else "") + "\n")
+    blas, hobbled = _numpy_blas()
+    if blas:
+        out.write(f"numpy's BLAS: {blas}\n")
+    if hobbled:
+        out.write("note: numpy's OpenBLAS runs its AVX2 kernels on this AVX-512 CPU, at about "
+                  "half their speed; OPENBLAS_CORETYPE=SkylakeX einplan demo compares against "
+                  "its AVX-512 kernels\n")
     load_avg, ncpu, busy = load()
     if busy:
         out.write(f"note: load average {load_avg:.1f} on {ncpu} core(s): other processes "
