@@ -29,8 +29,8 @@ from .timing import load, median_after_idle
 
 RULE = "-" * 78
 
-# OpenBLAS cores whose kernels stop at AVX2 (threadpoolctl's 'architecture')
-_AVX2_CORES = {"haswell", "zen", "sandybridge", "skylake"}
+# OpenBLAS cores whose kernels stop short of AVX-512 (threadpoolctl's 'architecture')
+_AVX2_CORES = {"haswell", "zen", "sandybridge"}
 
 
 def _numpy_blas():

@@ -101,7 +101,7 @@ def test_demo_fast():
 def test_demo_names_numpys_blas_and_a_hobbled_one(core):
     # the demo's ratios are against numpy: it says which BLAS kernels numpy runs, and warns
     # when OpenBLAS runs its AVX2 kernels on an AVX-512 CPU (half the peer's speed)
-    pytest.importorskip("threadpoolctl")
+    pytest.importorskip("threadpoolctl", reason="threadpoolctl is not installed (the test extra)")
     if core == "SkylakeX" and _native.isa() != "avx512":
         pytest.skip("no AVX-512 on this CPU: OpenBLAS cannot be given its AVX-512 kernels")
     code = "from einplan.demo import _numpy_blas; print(repr(_numpy_blas()))"
