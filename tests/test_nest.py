@@ -262,12 +262,13 @@ def test_short_rows_against_a_shared_vector(isa, dtype, one_thread):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_of_sums(isa, dtype, one_thread):
     """Summed rows of one or two inputs, four rows at a time ('ab->a',
-    'ab,ab->a' with b from one vector to 64 and past; strided 'bii->b'):
+    'ab,ab->a' with b from one vector to 64 and past, dot rows up to 1 KB
+    (93: PySCF's 'jiab,iajb'); strided 'bii->b'):
     every row count around the groups of four (the last group overlapping
     rows already summed), a row length with and without a scalar tail, the
     rows summed into one element, and a scale."""
     rng = np.random.default_rng(12)
-    for n in (3, 4, 8, 9, 37, 84, 128, 129, 256, 512, 513, 1030):
+    for n in (3, 4, 8, 9, 37, 84, 93, 128, 129, 200, 256, 512, 513, 1030):
         for R in (1, 3, 4, 5, 6, 7, 9):
             A, B = _rand(rng, (R, n), dtype), _rand(rng, (R, n), dtype)
             u = _rand(rng, R, dtype)
