@@ -86,6 +86,10 @@ def merge_axes(roles, sizes, strides_a: dict, strides_b: dict, strides_c: dict) 
 
 # An inner axis at least this long makes a GEMM worth running on its own.
 PANEL_LOOP_MIN_RUN = 128
+# A shorter one does too when the loop is a few GEMMs of at least this many
+# elements of C each: its straddled tiles are then most of the tiles.
+PANEL_LOOP_MAX_GEMMS = 16
+PANEL_LOOP_MIN_C = 16384
 
 
 def loop_straddling_axes(layout: GroupLayout, mr: int, nr: int):
@@ -100,6 +104,10 @@ def loop_straddling_axes(layout: GroupLayout, mr: int, nr: int):
     ``acb,cd->adb`` (a=64, b=c=d=256, f32, NR=48): n = (a, b) straddled at
     every 256th column (1 panel in 5.3); Zen 4, 2026-11-21, 1 thread: one
     GEMM 25.9 ms, a loop over a 23.2 ms (numpy.matmul(W.T, A) 22.6 ms).
+    A shorter inner axis loops when the loop is a few large GEMMs:
+    ``...ij,...jk->...ik`` (1,1,38557,10) x (1,4,10,17) f32, n = (4, 17),
+    every tile straddled; Emerald Rapids, 1 thread: one GEMM 1.8-3.0 ms, a
+    loop of 4 GEMMs 1.0-1.3 ms (numpy.matmul 1.2 ms).
 
     Returns (layout, moved) with moved = ((role, labels), ...)."""
     batch_axes = list(layout.batch.axes)
@@ -110,7 +118,12 @@ def loop_straddling_axes(layout: GroupLayout, mr: int, nr: int):
         if len(g.axes) < 2:
             continue
         inner = g.axes[-1].extent
-        if inner < PANEL_LOOP_MIN_RUN or inner % tile == 0:
+        if inner % tile == 0:
+            continue
+        other = groups["n" if role == "m" else "m"].extent
+        few_large = (g.extent // inner <= PANEL_LOOP_MAX_GEMMS
+                     and other * inner >= PANEL_LOOP_MIN_C)
+        if inner < PANEL_LOOP_MIN_RUN and not few_large:
             continue
         for ax in g.axes[:-1]:
             # batch strides are (A, B, C); m holds (A, C), n holds (B, C)
