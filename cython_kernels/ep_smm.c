@@ -106,6 +106,60 @@ EP_SMM_1M_PACK(double, ep_v2d, 2, ((ep_v2i){1, 0}), ((ep_v2d){1, sb}),
 static const ep_dim_t ep_smm_far_kbs[2] = {16, 32};
 static ep_measured_t ep_smm_far_way = EP_MEASURED_INIT;
 
+static int ep_smm_far(const ep_gemm_desc_t *d, const ep_schedule_t *s, const ep_smm_args_t *x)
+{
+    size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
+    return !d->cplx && (size_t)(x->csa < 0 ? -x->csa : x->csa) * es >= EP_SMM_PAGE &&
+           s->K > EP_SMM_TLB_PAGES;
+}
+
+// B bigger than half of L2 under many tiles of rows: each tile would
+// stream all of B from L3 or memory.  k then runs in blocks whose B fits
+// half of L2, every tile of rows taking a block from L2 before the next,
+// C (rows x N) re-read per block from cache.  Emerald Rapids, 1 thread,
+// 'kl,lm->km' (M x K) x (K x N), C order, ms, all of k / blocks (numpy):
+// f64 292 x 32332 x 39 30.2 / 13.3 (26.4); f32 9.1 / 6.8 (10.9);
+// f64 100 x 60000 x 24 7.7 / 5.2 (9.8); f64 64 x 32332 x 39 6.4 / 3.3 (5.4).
+#define EP_SMM_L2_MIN_KB 64
+static ep_dim_t ep_smm_l2_kb(ep_dim_t K, ep_dim_t N, size_t es)
+{
+    ep_dim_t l1, l2, l3;
+    ep_cache_sizes(&l1, &l2, &l3);
+    size_t row = (size_t)N * es, half = l2 > 0 ? (size_t)l2 / 2 : (size_t)256 << 10;
+    if ((size_t)K * row <= half) return K;
+    ep_dim_t kb = (ep_dim_t)(half / row);
+    return kb < EP_SMM_L2_MIN_KB ? EP_SMM_L2_MIN_KB : kb;
+}
+
+// A unit-stride along m and strided along k (Fortran order) under many
+// tiles of rows: each tile reads one line per k, a line from every column,
+// and a block of columns is as many streams as it has columns -- more than
+// the prefetchers follow past a few dozen.  k then runs in blocks, each
+// block of A transposed into rows of k (read once, in order, column by
+// column) sized to a quarter of L2, and the tiles read those rows.
+// Emerald Rapids, 1 thread, 'kl,lm->km' (M x 32332) F x (32332 x 39), ms,
+// in place / transposed (numpy): f64 M=292 56-59 / 20.4 (27.1); f32 25.5 /
+// 13.1 (12.9); f64 M=64 6.0 / 4.1 (5.9).  Blocks of k past 256 leave the
+// in-register transposes for an element loop (ep_pack_template.h).
+#define EP_SMM_A_MIN_KB 64
+#ifndef EP_SMM_A_MAX_KB
+#define EP_SMM_A_MAX_KB 256
+#endif
+static ep_dim_t ep_smm_a_kb(const ep_schedule_t *s, const ep_smm_args_t *x,
+                            ep_dim_t rows, size_t es)
+{
+    if (x->rsa != 1 || x->csa == 1 || x->csa == -1 || rows <= EP_SMM_ROW_QUANTUM ||
+        s->K < 2 * EP_SMM_A_MIN_KB)
+        return 0;
+    ep_dim_t l1, l2, l3;
+    ep_cache_sizes(&l1, &l2, &l3);
+    size_t quarter = l2 > 0 ? (size_t)l2 / 4 : (size_t)128 << 10;
+    ep_dim_t kb = (ep_dim_t)(quarter / ((size_t)rows * es));
+    if (kb < EP_SMM_A_MIN_KB) kb = EP_SMM_A_MIN_KB;
+    if (kb > EP_SMM_A_MAX_KB) kb = EP_SMM_A_MAX_KB;
+    return kb > s->K ? s->K : kb;
+}
+
 // Batches of small blocks from memory: while one batch index computes, the
 // next one's A rows and B are asked into L2 (prefetcht1), a line at a
 // time, when they are runs along k or n of at most EP_SMM_AHEAD_BYTES in
@@ -168,6 +222,16 @@ static ep_dim_t ep_smm_1m_kc(const ep_schedule_t *s, size_t es)
 }
 
 // Rows i0 .. i1 of one batch index; `ws`: this thread's workspace (1m).
+// Elements of the workspace's B: a 1m call's packed block, a real call's
+// gathered K x N when its n is not unit-stride, else none.
+static size_t ep_smm_b_elems(const ep_gemm_desc_t *d, const ep_schedule_t *s,
+                             const ep_smm_args_t *g0)
+{
+    size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
+    if (d->cplx) return 2 * (size_t)ep_smm_1m_kc(s, es) * (size_t)s->N;
+    return g0->csb == 1 ? 0 : (size_t)s->K * (size_t)s->N;
+}
+
 static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        const ep_schedule_t *s, ep_dim_t bi, ep_dim_t i0,
                        ep_dim_t i1, const ep_smm_args_t *g0, void *ws)
@@ -226,26 +290,41 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         x.rsb = s->N;
     }
     ep_smm_prefetch(d, s, bi + 1, i0, i1, g0, es);
-    // A's columns a page or more apart, more of them than a second-level
-    // TLB maps: k in blocks of ep_smm_far_kbs, the measured one
-    ep_dim_t kb = s->K;
+    // k in blocks: of ep_smm_far_kbs, the measured one, when A's columns lie
+    // a page or more apart, more of them than a second-level TLB maps; else
+    // of A transposed block by block (ep_smm_a_kb); else of B fitting L2
+    ep_dim_t kb = s->K, tkb = 0;
     int which = -1;                      // the block measured on this call
     int64_t t0 = 0;
-    if (!d->cplx && (ep_dim_t)(x.csa < 0 ? -x.csa : x.csa) * (ep_dim_t)es >= EP_SMM_PAGE &&
-        s->K > EP_SMM_TLB_PAGES) {
+    if (ep_smm_far(d, s, &x)) {
         int pick = ep_measured_pick(&ep_smm_far_way);
         if (pick < 0) {
             which = pick = ep_measured_turn(&ep_smm_far_way);
             t0 = ep_clock_ns();
         }
         kb = ep_smm_far_kbs[pick];
+    } else if ((tkb = ep_smm_a_kb(s, &x, i1 - i0, es)) != 0) {
+        kb = tkb;
+    } else if (i1 - i0 > EP_SMM_ROW_QUANTUM) {
+        kb = ep_smm_l2_kb(s->K, s->N, es);
     }
+    char *at = tkb ? (char *)ws + ep_smm_b_elems(d, s, g0) * es : NULL;
     for (ep_dim_t p = 0; p < s->K; p += kb) {
         ep_dim_t k = s->K - p < kb ? s->K - p : kb;
         const char *ap = (const char *)x.a + p * x.csa * (ep_inc_t)es;
         const char *bp = (const char *)x.b + p * x.rsb * (ep_inc_t)es;
+        ep_inc_t rsa = x.rsa, csa = x.csa;
+        if (tkb) {                       // the block as rows of k
+            if (fp32)
+                ep_sgather_kn(k, i1 - i0, (const float *)ap, x.csa, 1, (float *)at);
+            else
+                ep_dgather_kn(k, i1 - i0, (const double *)ap, x.csa, 1, (double *)at);
+            ap = at;
+            rsa = k;
+            csa = 1;
+        }
         // blocks after the first add to C
-        ep_smm_call(u, fp32, i1 - i0, s->N, k, ap, x.rsa, x.csa, bp, x.rsb, x.c, x.rsc,
+        ep_smm_call(u, fp32, i1 - i0, s->N, k, ap, rsa, csa, bp, x.rsb, x.c, x.rsc,
                     d->alpha, p ? 1.0 : d->beta);
     }
     if (which >= 0)
@@ -255,16 +334,17 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 
 // This thread's workspace: for a 1m call packed B, and A's rows i0 .. i1
 // when A is gathered; for a real call B gathered when its n is not
-// unit-stride, else NULL.  *ok = 0 on allocation failure.
+// unit-stride and A's block as rows of k when it is transposed, else NULL.  *ok = 0 on allocation failure.
 static void *ep_smm_ws(const ep_gemm_desc_t *d, const ep_schedule_t *s,
                        const ep_smm_args_t *g0, ep_dim_t rows, int *ok)
 {
     *ok = 1;
-    if (!d->cplx && g0->csb == 1) return NULL;
     size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
-    size_t k = d->cplx ? 2 * (size_t)ep_smm_1m_kc(s, es) : (size_t)s->K;
-    size_t elems = k * (size_t)s->N;
-    if (d->cplx && g0->csa != 1) elems += (size_t)rows * k;
+    size_t elems = ep_smm_b_elems(d, s, g0);
+    if (d->cplx && g0->csa != 1) elems += (size_t)rows * 2 * (size_t)ep_smm_1m_kc(s, es);
+    ep_dim_t tkb = d->cplx || ep_smm_far(d, s, g0) ? 0 : ep_smm_a_kb(s, g0, rows, es);
+    elems += (size_t)tkb * (size_t)rows;
+    if (!elems) return NULL;
     void *ws = ep_scratch(elems * es);
     *ok = ws != NULL;
     return ws;

@@ -179,3 +179,50 @@ def test_smm_runs_a_far_a_in_blocks_of_k_of_either_measured_size(dtype):
         np.testing.assert_allclose(C, ref, **tol)
         _native.gemm(A, B, C, m_g, n_g, k_g, (), 1.0, 1.0)
         np.testing.assert_allclose(C, 2 * ref, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_smm_runs_a_long_k_in_blocks_that_stay_in_cache(isa, dtype, threads):
+    """Many tiles of rows over a long k: A unit-stride along m (Fortran
+    order, forwards and backwards along k) is transposed a block of k at a
+    time into rows of k; A along k with B past half of L2 runs k in blocks
+    of B.  B read in place and gathered, rows left over from every tile,
+    one and two threads (rows shared), beta 0 over NaN and beta 1: each
+    block after the first adds to C."""
+    rng = np.random.default_rng(97 + threads)
+    l2 = _native.kernel_config()["caches"]["l2"] or (1 << 20)
+    it = np.dtype(dtype).itemsize
+    cases = []
+    for m, k, n in ((25, 130, 9), (61, 700, 17), (150, 1000, 5)):
+        for kdir in (1, -1):
+            A = np.asfortranarray(rng.standard_normal((m, k)).astype(dtype))[:, ::kdir]
+            cases.append((A, m, k, n))
+    k_l2 = l2 // (2 * 7 * it) + 333            # B of 7 columns past half of L2
+    cases.append((rng.standard_normal((40, k_l2)).astype(dtype), 40, k_l2, 7))
+    paths = []
+    for A, m, k, n in cases:
+        for ks in (None, 3):                    # B by rows of n; B n rows apart, gathered
+            if ks is None:
+                B = rng.standard_normal((k, n)).astype(dtype)
+            else:
+                B = rng.standard_normal((n, k * ks)).astype(dtype)[:, ::ks].T
+            Cbuf = np.full((m, n + 2), np.nan, dtype)
+            C = Cbuf[:, :n]
+            m_g = [(m, A.strides[0] // it, Cbuf.strides[0] // it)]
+            n_g = [(n, B.strides[1] // it, 1)]
+            k_g = [(k, A.strides[1] // it, B.strides[0] // it)]
+            call = _native.prepare_gemm(dtype, m_g, n_g, k_g)
+            paths.append((ks, call.schedule(threads)["path"]))
+            ref = A.astype(np.float64) @ B.astype(np.float64)
+            tol = dict(rtol=1e-4, atol=1e-4 * np.sqrt(k)) if dtype == np.float32 else \
+                dict(rtol=1e-11, atol=1e-11 * k)
+            call(A, B, C, 1.0, 0.0, threads)            # beta 0 over NaN
+            np.testing.assert_allclose(C, ref, **tol)
+            assert np.isnan(Cbuf[:, n:]).all(), "wrote outside C"
+            call(A, B, C, 2.0, 1.0, threads)            # C = 2 AB + C
+            np.testing.assert_allclose(C, 3 * ref, **tol)
+    if kernel_smm_max_n(dtype):   # the path under test is taken: B in place always (AVX2:
+        smm = [p == "smm" for ks, p in paths if ks is None]    # while B fits L1), gathered B too
+        assert (sum(smm) >= 2 if isa == "avx2" else all(smm)), paths
+        assert sum(p == "smm" for ks, p in paths if ks) >= 2, paths
