@@ -221,7 +221,6 @@ static ep_dim_t ep_smm_1m_kc(const ep_schedule_t *s, size_t es)
     return kc < 1 ? 1 : kc;
 }
 
-// Rows i0 .. i1 of one batch index; `ws`: this thread's workspace (1m).
 // Elements of the workspace's B: a 1m call's packed block, a real call's
 // gathered K x N when its n is not unit-stride, else none.
 static size_t ep_smm_b_elems(const ep_gemm_desc_t *d, const ep_schedule_t *s,
@@ -232,6 +231,7 @@ static size_t ep_smm_b_elems(const ep_gemm_desc_t *d, const ep_schedule_t *s,
     return g0->csb == 1 ? 0 : (size_t)s->K * (size_t)s->N;
 }
 
+// Rows i0 .. i1 of one batch index; `ws`: this thread's workspace (ep_smm_ws).
 static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        const ep_schedule_t *s, ep_dim_t bi, ep_dim_t i0,
                        ep_dim_t i1, const ep_smm_args_t *g0, void *ws)
@@ -334,7 +334,8 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 
 // This thread's workspace: for a 1m call packed B, and A's rows i0 .. i1
 // when A is gathered; for a real call B gathered when its n is not
-// unit-stride and A's block as rows of k when it is transposed, else NULL.  *ok = 0 on allocation failure.
+// unit-stride, and A's block as rows of k when it is transposed; else
+// NULL.  *ok = 0 on allocation failure.
 static void *ep_smm_ws(const ep_gemm_desc_t *d, const ep_schedule_t *s,
                        const ep_smm_args_t *g0, ep_dim_t rows, int *ok)
 {
