@@ -103,14 +103,14 @@ def test_demo_names_numpys_blas_and_a_hobbled_one(core):
     # when OpenBLAS runs its AVX2 kernels on an AVX-512 CPU (half the peer's speed)
     pytest.importorskip("threadpoolctl", reason="threadpoolctl is not installed (the test extra)")
     if core == "SkylakeX" and _native.isa() != "avx512":
-        pytest.skip("no AVX-512 on this CPU: OpenBLAS cannot be given its AVX-512 kernels")
+        pytest.skip(reason="no AVX-512 on this CPU: OpenBLAS cannot be given its AVX-512 kernels")
     code = "from einplan.demo import _numpy_blas; print(repr(_numpy_blas()))"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        env=dict(ENV, OPENBLAS_CORETYPE=core), timeout=60)
     assert p.returncode == 0, p.stderr
     name, hobbled = eval(p.stdout)
     if "openblas" not in name.lower():
-        pytest.skip(f"numpy's BLAS is {name!r}, not OpenBLAS")
+        pytest.skip(reason=f"numpy's BLAS is {name!r}, not OpenBLAS")
     avx512 = _native.isa() == "avx512"
     assert name.endswith(core) or not avx512, name
     assert hobbled == (avx512 and core == "Haswell")
