@@ -84,33 +84,53 @@ EP_SMM_1M_PACK(double, ep_v2d, 2, ((ep_v2i){1, 0}), ((ep_v2d){1, sb}),
 // A whose columns lie a page or more apart (m unit-stride, 'ij' in
 // Fortran order) is read a line per k for each tile of rows, each line on
 // its own page; the next tile reads the next line of the same pages.  Run
-// over all of k, those are thousands of interleaved streams, which the
-// hardware prefetcher cannot follow: every line waits on memory.  Over
+// over all of k, those are as many interleaved streams as k is long, which
+// the hardware prefetcher cannot follow: every line waits on memory.  Over
 // blocks of a few columns (C re-read per block, from cache) the rows
 // tiles walk the same few pages one line after another, which it follows.
 // Zen 4, 1 thread, f64 (3476 x 3603) F x (3603 x 13), ms: all of k 26.1;
 // blocks of 4: 28.5, 8: 17.7, 12: 14.5, 16: 13.6, 24: 16.7, 32: 24.4,
 // 64: 31.8 (numpy.matmul 13.4); f32 (3900 x 3063) F x (3063 x 14) 18.1 ->
-// 8.7 (numpy 8.2).  With fewer pages than a second-level TLB maps (1536 on
-// many cores, 3072 on Zen 4) the blocks gained for f64 and lost for f32:
-// (2000 x 1000) F x (1000 x 40) 6.6 -> 3.8 ms and 2.0 -> 2.5 ms; only the
-// long walks take them.
+// 8.7 (numpy 8.2).
 // The best block differs by core: 16 on Zen 4 (32: 24.4 ms above), 32 on
 // Emerald Rapids ((1914 x 6532) F x (6532 x 29) f32: 16 13.5 ms, 32 10.2,
 // 64 25.9; (3476 x 3603) F x 13 f64: 13.9, 9.9, 30.5).  The first such
 // calls take the two in turn, timed per multiply-add, until each has run
 // EP_SMM_FAR_MEASURE of them; the faster then stays.
+// Rows run in chunks whose C stays in L2 while every block of k passes
+// over it (EP_SMM_FAR_C_SHARE of L2): across all rows a block re-read C
+// from L3.  Emerald Rapids, 1 thread, 'ij,kj->ik' F x F f64, ms, packed
+// path / blocks over all rows / over chunks (numpy): (22912, 638) x 22
+// 20.0 / 17.4 / 14.3 (17.1); (5000, 638) x 16 3.3 / 2.0 / 2.2 (3.1);
+// (5000, 638) x 64 7.0 / 7.7 / 7.0 (7.2); f32 (1024, 1024) x 32 0.91 /
+// 0.69 / 0.69 (0.89).  Short k too: blocking beats packing there as well.
 #define EP_SMM_PAGE 4096
-#define EP_SMM_TLB_PAGES 1536
 #define EP_SMM_FAR_MEASURE ((int64_t)1 << 30)
+#define EP_SMM_FAR_C_SHARE 4
 static const ep_dim_t ep_smm_far_kbs[2] = {16, 32};
 static ep_measured_t ep_smm_far_way = EP_MEASURED_INIT;
 
-static int ep_smm_far(const ep_gemm_desc_t *d, const ep_schedule_t *s, const ep_smm_args_t *x)
+int ep_smm_far_apart(ep_inc_t csa, size_t es)
 {
-    size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
-    return !d->cplx && (size_t)(x->csa < 0 ? -x->csa : x->csa) * es >= EP_SMM_PAGE &&
-           s->K > EP_SMM_TLB_PAGES;
+    return (size_t)(csa < 0 ? -csa : csa) * es >= EP_SMM_PAGE;
+}
+
+static int ep_smm_far(const ep_gemm_desc_t *d, const ep_smm_args_t *x)
+{
+    return !d->cplx && ep_smm_far_apart(x->csa, d->dtype == EP_FLOAT32 ? 4 : 8);
+}
+
+// The rows of a far call's chunk: C's rows x N within its share of L2, in
+// whole quanta of rows
+static ep_dim_t ep_smm_far_chunk(ep_dim_t rows, ep_dim_t N, size_t es)
+{
+    ep_dim_t l1, l2, l3;
+    ep_cache_sizes(&l1, &l2, &l3);
+    size_t share = (l2 > 0 ? (size_t)l2 : (size_t)1 << 20) / EP_SMM_FAR_C_SHARE;
+    ep_dim_t q = EP_SMM_ROW_QUANTUM;
+    ep_dim_t c = (ep_dim_t)(share / ((size_t)N * es)) / q * q;
+    if (c < q) c = q;
+    return c < rows ? c : rows;
 }
 
 // B bigger than half of L2 under many tiles of rows: each tile would
@@ -129,35 +149,6 @@ static ep_dim_t ep_smm_l2_kb(ep_dim_t K, ep_dim_t N, size_t es)
     if ((size_t)K * row <= half) return K;
     ep_dim_t kb = (ep_dim_t)(half / row);
     return kb < EP_SMM_L2_MIN_KB ? EP_SMM_L2_MIN_KB : kb;
-}
-
-// A unit-stride along m and strided along k (Fortran order) under many
-// tiles of rows: each tile reads one line per k, a line from every column,
-// and a block of columns is as many streams as it has columns -- more than
-// the prefetchers follow past a few dozen.  k then runs in blocks, each
-// block of A transposed into rows of k (read once, in order, column by
-// column) sized to a quarter of L2, and the tiles read those rows.
-// Emerald Rapids, 1 thread, 'kl,lm->km' (M x 32332) F x (32332 x 39), ms,
-// in place / transposed (numpy): f64 M=292 56-59 / 20.4 (27.1); f32 25.5 /
-// 13.1 (12.9); f64 M=64 6.0 / 4.1 (5.9).  Blocks of k past 256 leave the
-// in-register transposes for an element loop (ep_pack_template.h).
-#define EP_SMM_A_MIN_KB 64
-#ifndef EP_SMM_A_MAX_KB
-#define EP_SMM_A_MAX_KB 256
-#endif
-static ep_dim_t ep_smm_a_kb(const ep_schedule_t *s, const ep_smm_args_t *x,
-                            ep_dim_t rows, size_t es)
-{
-    if (x->rsa != 1 || x->csa == 1 || x->csa == -1 || rows <= EP_SMM_ROW_QUANTUM ||
-        s->K < 2 * EP_SMM_A_MIN_KB)
-        return 0;
-    ep_dim_t l1, l2, l3;
-    ep_cache_sizes(&l1, &l2, &l3);
-    size_t quarter = l2 > 0 ? (size_t)l2 / 4 : (size_t)128 << 10;
-    ep_dim_t kb = (ep_dim_t)(quarter / ((size_t)rows * es));
-    if (kb < EP_SMM_A_MIN_KB) kb = EP_SMM_A_MIN_KB;
-    if (kb > EP_SMM_A_MAX_KB) kb = EP_SMM_A_MAX_KB;
-    return kb > s->K ? s->K : kb;
 }
 
 // Batches of small blocks from memory: while one batch index computes, the
@@ -290,42 +281,33 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
         x.rsb = s->N;
     }
     ep_smm_prefetch(d, s, bi + 1, i0, i1, g0, es);
-    // k in blocks: of ep_smm_far_kbs, the measured one, when A's columns lie
-    // a page or more apart, more of them than a second-level TLB maps; else
-    // of A transposed block by block (ep_smm_a_kb); else of B fitting L2
-    ep_dim_t kb = s->K, tkb = 0;
+    // k in blocks: of ep_smm_far_kbs, the measured one, over chunks of rows,
+    // when A's columns lie a page or more apart; else of B fitting L2
+    ep_dim_t kb = s->K, chunk = i1 - i0;
     int which = -1;                      // the block measured on this call
     int64_t t0 = 0;
-    if (ep_smm_far(d, s, &x)) {
+    if (ep_smm_far(d, &x)) {
         int pick = ep_measured_pick(&ep_smm_far_way);
         if (pick < 0) {
             which = pick = ep_measured_turn(&ep_smm_far_way);
             t0 = ep_clock_ns();
         }
         kb = ep_smm_far_kbs[pick];
-    } else if ((tkb = ep_smm_a_kb(s, &x, i1 - i0, es)) != 0) {
-        kb = tkb;
+        chunk = ep_smm_far_chunk(i1 - i0, s->N, es);
     } else if (i1 - i0 > EP_SMM_ROW_QUANTUM) {
         kb = ep_smm_l2_kb(s->K, s->N, es);
     }
-    char *at = tkb ? (char *)ws + ep_smm_b_elems(d, s, g0) * es : NULL;
-    for (ep_dim_t p = 0; p < s->K; p += kb) {
-        ep_dim_t k = s->K - p < kb ? s->K - p : kb;
-        const char *ap = (const char *)x.a + p * x.csa * (ep_inc_t)es;
-        const char *bp = (const char *)x.b + p * x.rsb * (ep_inc_t)es;
-        ep_inc_t rsa = x.rsa, csa = x.csa;
-        if (tkb) {                       // the block as rows of k
-            if (fp32)
-                ep_sgather_kn(k, i1 - i0, (const float *)ap, x.csa, 1, (float *)at);
-            else
-                ep_dgather_kn(k, i1 - i0, (const double *)ap, x.csa, 1, (double *)at);
-            ap = at;
-            rsa = k;
-            csa = 1;
+    for (ep_dim_t r0 = 0; r0 < i1 - i0; r0 += chunk) {
+        ep_dim_t rows = i1 - i0 - r0 < chunk ? i1 - i0 - r0 : chunk;
+        const char *ar = (const char *)x.a + r0 * x.rsa * (ep_inc_t)es;
+        char *cr = (char *)x.c + r0 * x.rsc * (ep_inc_t)es;
+        for (ep_dim_t p = 0; p < s->K; p += kb) {
+            ep_dim_t k = s->K - p < kb ? s->K - p : kb;
+            // blocks after the first add to C
+            ep_smm_call(u, fp32, rows, s->N, k, ar + p * x.csa * (ep_inc_t)es, x.rsa, x.csa,
+                        (const char *)x.b + p * x.rsb * (ep_inc_t)es, x.rsb, cr, x.rsc,
+                        d->alpha, p ? 1.0 : d->beta);
         }
-        // blocks after the first add to C
-        ep_smm_call(u, fp32, i1 - i0, s->N, k, ap, rsa, csa, bp, x.rsb, x.c, x.rsc,
-                    d->alpha, p ? 1.0 : d->beta);
     }
     if (which >= 0)
         ep_measured_sample(&ep_smm_far_way, which, (int64_t)(i1 - i0) * s->N * s->K,
@@ -334,8 +316,7 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 
 // This thread's workspace: for a 1m call packed B, and A's rows i0 .. i1
 // when A is gathered; for a real call B gathered when its n is not
-// unit-stride, and A's block as rows of k when it is transposed; else
-// NULL.  *ok = 0 on allocation failure.
+// unit-stride; else NULL.  *ok = 0 on allocation failure.
 static void *ep_smm_ws(const ep_gemm_desc_t *d, const ep_schedule_t *s,
                        const ep_smm_args_t *g0, ep_dim_t rows, int *ok)
 {
@@ -343,8 +324,6 @@ static void *ep_smm_ws(const ep_gemm_desc_t *d, const ep_schedule_t *s,
     size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
     size_t elems = ep_smm_b_elems(d, s, g0);
     if (d->cplx && g0->csa != 1) elems += (size_t)rows * 2 * (size_t)ep_smm_1m_kc(s, es);
-    ep_dim_t tkb = d->cplx || ep_smm_far(d, s, g0) ? 0 : ep_smm_a_kb(s, g0, rows, es);
-    elems += (size_t)tkb * (size_t)rows;
     if (!elems) return NULL;
     void *ws = ep_scratch(elems * es);
     *ok = ws != NULL;

@@ -12,4 +12,8 @@
 ep_status_t ep_smm_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        const ep_schedule_t *s);
 
+// Whether A's columns lie a page or more apart (k stride csa, elements of
+// es bytes): the smm path then runs k in blocks of a few columns.
+int ep_smm_far_apart(ep_inc_t csa, size_t es);
+
 #endif

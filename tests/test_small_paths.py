@@ -153,10 +153,10 @@ def test_explain_says_the_smm_path_gathers_b(isa):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_smm_runs_a_far_a_in_blocks_of_k_of_either_measured_size(dtype):
-    """A whose columns lie a page or more apart over more pages than a
-    second-level TLB maps runs k in blocks; the first such calls alternate
-    the two block sizes they time (16 and 32 columns), so consecutive calls
-    take both: each equals numpy, with beta 0 over NaN and beta 1."""
+    """A whose columns lie a page or more apart runs k in blocks; the first
+    such calls alternate the two block sizes they time (16 and 32 columns),
+    so consecutive calls take both: each equals numpy, with beta 0 over NaN
+    and beta 1."""
     rng = np.random.default_rng(71)
     m, k, n = 5, 1600, 9          # rows of one pass over B under every kernel set
     rows = 4096 // np.dtype(dtype).itemsize + 3        # columns a page and a bit apart
@@ -181,48 +181,62 @@ def test_smm_runs_a_far_a_in_blocks_of_k_of_either_measured_size(dtype):
         np.testing.assert_allclose(C, 2 * ref, **tol)
 
 
+def _run_checked(A, B, dtype, threads):
+    """C = A @ B through prepare_gemm, beta 0 over NaN and then C = 2 AB + C,
+    checked against float64; returns the path the schedule took."""
+    it = np.dtype(dtype).itemsize
+    m, k = A.shape
+    n = B.shape[1]
+    Cbuf = np.full((m, n + 2), np.nan, dtype)
+    C = Cbuf[:, :n]
+    m_g = [(m, A.strides[0] // it, Cbuf.strides[0] // it)]
+    n_g = [(n, B.strides[1] // it, 1)]
+    k_g = [(k, A.strides[1] // it, B.strides[0] // it)]
+    call = _native.prepare_gemm(dtype, m_g, n_g, k_g)
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    tol = dict(rtol=1e-4, atol=1e-4 * np.sqrt(k)) if dtype == np.float32 else \
+        dict(rtol=1e-11, atol=1e-11 * k)
+    call(A, B, C, 1.0, 0.0, threads)            # beta 0 over NaN
+    np.testing.assert_allclose(C, ref, **tol)
+    assert np.isnan(Cbuf[:, n:]).all(), "wrote outside C"
+    call(A, B, C, 2.0, 1.0, threads)            # C = 2 AB + C
+    np.testing.assert_allclose(C, 3 * ref, **tol)
+    return call.schedule(threads)["path"]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_smm_runs_a_long_k_in_blocks_that_stay_in_cache(isa, dtype, threads):
-    """Many tiles of rows over a long k: A unit-stride along m (Fortran
-    order, forwards and backwards along k) is transposed a block of k at a
-    time into rows of k; A along k with B past half of L2 runs k in blocks
-    of B.  B read in place and gathered, rows left over from every tile,
-    one and two threads (rows shared), beta 0 over NaN and beta 1: each
-    block after the first adds to C."""
+def test_smm_runs_far_apart_columns_in_blocks_over_chunks_of_rows(isa, dtype, threads):
+    """A unit-stride along m with its columns a page or more apart runs k in
+    blocks of a few columns over chunks of rows whose C stays in L2: more
+    rows than one chunk (a part-chunk left over, per thread too), k
+    forwards and backwards and not a whole number of blocks, B in place
+    and gathered, beta 0 over NaN and beta 1 with alpha 2.  With the
+    columns closer than a page (and k long) it takes the packed path."""
     rng = np.random.default_rng(97 + threads)
     l2 = _native.kernel_config()["caches"]["l2"] or (1 << 20)
     it = np.dtype(dtype).itemsize
-    cases = []
-    for m, k, n in ((25, 130, 9), (61, 700, 17), (150, 1000, 5)):
+    n = 24
+    chunk = l2 // 4 // (n * it) // 24 * 24      # rows of C in a quarter of L2
+    m = max(2 * chunk + 37, 4096 // it + 5)
+    paths = []
+    for k in (75, 200):
         for kdir in (1, -1):
             A = np.asfortranarray(rng.standard_normal((m, k)).astype(dtype))[:, ::kdir]
-            cases.append((A, m, k, n))
-    k_l2 = l2 // (2 * 7 * it) + 333            # B of 7 columns past half of L2
-    cases.append((rng.standard_normal((40, k_l2)).astype(dtype), 40, k_l2, 7))
-    paths = []
-    for A, m, k, n in cases:
-        for ks in (None, 3):                    # B by rows of n; B n rows apart, gathered
-            if ks is None:
-                B = rng.standard_normal((k, n)).astype(dtype)
-            else:
-                B = rng.standard_normal((n, k * ks)).astype(dtype)[:, ::ks].T
-            Cbuf = np.full((m, n + 2), np.nan, dtype)
-            C = Cbuf[:, :n]
-            m_g = [(m, A.strides[0] // it, Cbuf.strides[0] // it)]
-            n_g = [(n, B.strides[1] // it, 1)]
-            k_g = [(k, A.strides[1] // it, B.strides[0] // it)]
-            call = _native.prepare_gemm(dtype, m_g, n_g, k_g)
-            paths.append((ks, call.schedule(threads)["path"]))
-            ref = A.astype(np.float64) @ B.astype(np.float64)
-            tol = dict(rtol=1e-4, atol=1e-4 * np.sqrt(k)) if dtype == np.float32 else \
-                dict(rtol=1e-11, atol=1e-11 * k)
-            call(A, B, C, 1.0, 0.0, threads)            # beta 0 over NaN
-            np.testing.assert_allclose(C, ref, **tol)
-            assert np.isnan(Cbuf[:, n:]).all(), "wrote outside C"
-            call(A, B, C, 2.0, 1.0, threads)            # C = 2 AB + C
-            np.testing.assert_allclose(C, 3 * ref, **tol)
-    if kernel_smm_max_n(dtype):   # the path under test is taken: B in place always (AVX2:
-        smm = [p == "smm" for ks, p in paths if ks is None]    # while B fits L1), gathered B too
-        assert (sum(smm) >= 2 if isa == "avx2" else all(smm)), paths
-        assert sum(p == "smm" for ks, p in paths if ks) >= 2, paths
+            assert abs(A.strides[1]) >= 4096
+            for ks in (None, 3):                # B by rows of n; B n rows apart, gathered
+                if ks is None:
+                    B = rng.standard_normal((k, n)).astype(dtype)
+                else:
+                    B = rng.standard_normal((n, k * ks)).astype(dtype)[:, ::ks].T
+                paths.append((ks, _run_checked(A, B, dtype, threads)))
+    near = []
+    for mm, k in ((61, 700), (150, 1000)):      # columns closer than a page
+        A = np.asfortranarray(rng.standard_normal((mm, k)).astype(dtype))
+        near.append(_run_checked(A, rng.standard_normal((k, 9)).astype(dtype), dtype,
+                                 threads))
+    if kernel_smm_max_n(dtype):   # the paths under test are taken: B in place always
+        smm = [p == "smm" for ks, p in paths if ks is None]      # (AVX2: while B fits
+        assert (sum(smm) >= 1 if isa == "avx2" else all(smm)), paths   # L1), gathered B too
+        assert sum(p == "smm" for ks, p in paths if ks) >= 1, paths
+        assert near == ["gemm", "gemm"], near
