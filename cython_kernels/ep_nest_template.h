@@ -2299,26 +2299,61 @@ static inline int NT(period_vectors)(ep_dim_t n)
     return (int)(P / VL);
 }
 
+// Vector k of the period at flat element i of an input at stride S (1 or
+// 2: the even lanes of two loads; the caller stops a period early, so the
+// second load ends inside the input)
+#define NT_PLD(x, S, i) ((S) == 1 ? NT_LD((x) + (i)) \
+    : __builtin_shuffle(NT_LD((x) + 2 * (i)), NT_LD((x) + 2 * (i) + VL), (NT(ivec))NT_EVEN))
+
+// The same stream with the inputs' elements at a stride SX, SY of 1 or 2
+// (a [..., ::2] slice: 'abc,bc->ac' (279500, 4) x (279500, 8)[:, ::2]
+// f32 ran a row at a time, 0.62x numpy), and w[r*rw], when given, the
+// row's scale (an input constant along the row: 'ab,a->b' with b = 3, a
+// GEMV's dot form over short rows): the P / n scales of a period loaded
+// as one vector and spread to their lanes by a permute.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(period_body)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t R, T *o, int first)
+NT(period_body)(int nm, int SX, int SY, const T *x, const T *y, const T *w, ep_inc_t rw,
+                ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     ep_dim_t P = n;
     while (P % VL) P += n;
-    int nv = (int)(P / VL);
+    int nv = (int)(P / VL), rp = (int)(P / n);
     NT(vec) acc[NT_PERIOD_V];
-    for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
-    ep_dim_t tot = R * n, i = 0;
-    for (; i + P <= tot; i += P)
-        for (int k = 0; k < nv; k++)
-            acc[k] += nm == 2 ? NT_LD(x + i + k * VL) * NT_LD(y + i + k * VL)
-                              : NT_LD(x + i + k * VL);
+    NT(ivec) ix[NT_PERIOD_V];
+    for (int k = 0; k < nv; k++) {
+        acc[k] = (NT(vec)){0};
+        for (int l = 0; l < VL; l++) ix[k][l] = (IT)((k * VL + l) / n);
+    }
+    ep_dim_t tot = R * n, i = 0, stop = SX == 2 || SY == 2 ? tot - 1 : tot;
+    for (; i + P <= stop; i += P) {
+        NT(vec) wv = {0};
+        if (w) {
+            ep_dim_t r = i / n;
+            if (rw == 1 && r + VL <= R) {
+                wv = NT_LD(w + r);
+            } else {
+                T ws[VL] = {0};
+                for (int q = 0; q < rp; q++) ws[q] = w[(r + q) * rw];
+                wv = NT_LD(ws);
+            }
+        }
+        for (int k = 0; k < nv; k++) {
+            NT(vec) v = NT_PLD(x, SX, i + k * VL);
+            if (nm == 2) v *= NT_PLD(y, SY, i + k * VL);
+            acc[k] += w ? v * __builtin_shuffle(wv, ix[k]) : v;
+        }
+    }
     T part[NT_PERIOD_N] = {0};
     for (int k = 0; k < nv; k++) {
         T t[VL];
         NT_ST(t, acc[k]);
         for (int l = 0; l < VL; l++) part[(k * VL + l) % n] += t[l];
     }
-    for (; i < tot; i++) part[i % n] += nm == 2 ? x[i] * y[i] : x[i];
+    for (; i < tot; i++) {
+        T v = x[i * SX];
+        if (nm == 2) v *= y[i * SY];
+        part[i % n] += w ? v * w[(i / n) * rw] : v;
+    }
     for (ep_dim_t j = 0; j < n; j++) o[j] = first ? part[j] : o[j] + part[j];
 }
 
@@ -2326,9 +2361,21 @@ NT_FN void NT(rows_period)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t 
                            int first)
 {
     if (nm == 2)
-        NT(period_body)(2, x, y, n, R, o, first);
+        NT(period_body)(2, 1, 1, x, y, NULL, 0, n, R, o, first);
     else
-        NT(period_body)(1, x, x, n, R, o, first);
+        NT(period_body)(1, 1, 1, x, x, NULL, 0, n, R, o, first);
+}
+
+// The period stream with strides of 2 or a scale per row (period_body)
+NT_FN void NT(rows_period_any)(int nm, int SX, int SY, const T *x, const T *y, const T *w,
+                               ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    if (nm == 1)
+        NT(period_body)(1, SX, SX, x, x, w, rw, n, R, o, first);
+    else if (SX == 1 && SY == 1)
+        NT(period_body)(2, 1, 1, x, y, w, rw, n, R, o, first);
+    else
+        NT(period_body)(2, SX, SY, x, y, w, rw, n, R, o, first);
 }
 
 // The other way round: R rows of n elements end to end in the output, each
@@ -2747,6 +2794,14 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
     const T *w = nf ? f[0] : NULL;
     ep_inc_t rw = nf ? fs[0] : 0;
     ep_inc_t sx = s[0], sy = s[nm - 1];
+    if ((sx != 1 || sy != 1 || nf) && n < VL && R >= 16 && (sx == 1 || sx == 2) &&
+        (sy == 1 || sy == 2) && r0 == (ep_inc_t)n * sx && r1 == (ep_inc_t)n * sy &&
+        (!nf || rw != 0) && NT(period_vectors)(n) <= NT_PERIOD_V) {
+        // rows shorter than a vector end to end in every input: the period
+        // stream, with the scale or the stride 2 in its loads
+        NT(rows_period_any)(nm, (int)sx, (int)sy, p[0], p[nm - 1], w, rw, n, R, o, first);
+        return 1;
+    }
     if (sx != 1 || sy != 1) {
         // an input at stride 2: that input's vectors the even lanes of two
         // loads, long rows four at a time, shorter ones held in registers
@@ -3213,6 +3268,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_CH
 #undef NT_SV
 #undef NT_PERIOD_N
+#undef NT_PLD
 #undef NT_SMALL
 #undef NT_HELD
 #undef NT_AXPY4

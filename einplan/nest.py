@@ -821,6 +821,47 @@ def across_vector_ops(n, S, lanes, itemsize) -> float:
     return sp * S + 2 * math.ceil(sp / per)
 
 
+PERIOD_MIN_ROWS = 64    # rows a period stream is worth starting for
+PERIOD_ROWS_PER_OUTER = 8   # and rows per pass of the loops around it
+
+
+def period_order(loops, itemsize, nin, is_complex=False):
+    """The loops reordered for the period stream, or None.
+
+    Rows of n < one vector summed into one contiguous output row ('ab,a->b'
+    with b = 3, 'abc,bc->ac' with c = 4 and bc[:, ::2]): when every moving
+    input's rows lie end to end at a stride of 1 or 2, and at most one input
+    is constant along the row (the row's scale, moving along the rows), the
+    R x n elements run as one stream in vectors of lcm(n, lanes), each lane
+    on one output (ep_nest_template.h's period_body): no per-row start, no
+    transposed tiles, the scales spread to their lanes by a permute.  Taken
+    when the stream is long and the loops around it few: a GEMM with k = 3
+    and many rows keeps its register tiles."""
+    if is_complex or nin > 2 or len(loops) < 2:
+        return None
+    lanes = vector_lanes(itemsize)
+    for ri, row in enumerate(loops):
+        n = row.extent
+        if not 2 <= n < lanes or row.strides[-1] != 1:
+            continue
+        for oi, around in enumerate(loops):
+            if oi == ri or around.strides[-1] != 0 or around.extent < PERIOD_MIN_ROWS:
+                continue
+            moving = [j for j in range(nin) if row.strides[j] != 0]
+            fixed = [j for j in range(nin) if row.strides[j] == 0]
+            if (not moving or len(fixed) > 1
+                    or any(row.strides[j] not in (1, 2) or around.strides[j] != n * row.strides[j]
+                           for j in moving)
+                    or any(around.strides[j] == 0 for j in fixed)):
+                continue
+            rest = [lp for i, lp in enumerate(loops) if i not in (ri, oi)]
+            if (math.prod(lp.extent for lp in rest) * PERIOD_ROWS_PER_OUTER > around.extent
+                    or any(lp.strides[j] == 0 for lp in rest for j in range(nin))):
+                continue
+            return rest + [around, row]
+    return None
+
+
 def _short_edge(loops, itemsize, nin, dtype_complex=False):
     """The loops reordered for the small-edge kernel, or None.
 
@@ -1173,10 +1214,13 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     loops = [NestLoop(c, table[c][0], table[c][1])
              for c in order_loops(table, itemsize, is_complex)]
     loops = merge_loops(loops)
-    edge = _short_edge(loops, itemsize, len(ins), is_complex)
+    period = period_order(loops, itemsize, len(ins), is_complex)
+    if period is not None:
+        loops = period
+    edge = None if period else _short_edge(loops, itemsize, len(ins), is_complex)
     short = 0
     ctile = None
-    if len(ins) == 2 and (is_complex or edge is None):
+    if len(ins) == 2 and not period and (is_complex or edge is None):
         # a real GEMM with a short edge the small-edge kernel takes stays
         # there: it holds the short loop in registers along a long output row
         # ('ij,jk->ik' (40000,4) x (4,100) f64: 2.0 ms there, 4.4 ms as tiles)
@@ -1198,21 +1242,24 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         short = 0
     else:
         ctile = None
-    tp = not (short or ctile) and transposes(loops, itemsize, is_complex)
-    tile, tile_row = (0, 0) if short or ctile else (_tile_edge(loops, itemsize, tp) or (0, 0))
+    tp = not (short or ctile or period) and transposes(loops, itemsize, is_complex)
+    tile, tile_row = ((0, 0) if short or ctile or period
+                      else (_tile_edge(loops, itemsize, tp) or (0, 0)))
     total = math.prod(lp.extent for lp in loops)
     visits = total * (len(ins) + 1)
     cap = thread_cap(visits, itemsize)
     split = _split(loops, len(ins), cap, bool(short or ctile), 3 if ctile else 2, itemsize,
                    tile)
     threads = cap if split >= 0 else 1
-    block = (0 if tile or short or ctile or split == len(loops) - 1
+    block = (0 if tile or short or ctile or period or split == len(loops) - 1
              else _row_block(loops, itemsize))
     row = "prod"
     if ctile:
         row = "ctile"
     elif short:
         row = _short_row(loops)
+    elif period:
+        row = "prod/period"
     elif loops:
         last = loops[-1]
         row = "sum" if last.strides[-1] == 0 else "prod"

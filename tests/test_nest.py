@@ -436,6 +436,64 @@ def test_products_of_rows_summed_into_one_row(isa, dtype, one_thread):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_scaled_or_at_stride_two_summed_into_one_row_run_in_periods(
+        isa, dtype, one_thread):
+    """Rows shorter than a vector, end to end, summed into one output row
+    with a scale per row ('ab,a->b', the scales contiguous or at stride 2)
+    or with an input at stride 2 ('ab,ab->b' with one input [:, ::2], either
+    or both): one period stream, the scales spread to their lanes by a
+    permute; row counts that end inside a period and past the last whole
+    one, and a second visit adding to the first."""
+    rng = np.random.default_rng(43)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    for n in sorted({2, 3, 5, 7, max(2, lanes - 1)}):
+        for R in (16, 45, 1001):
+            A = _rand(rng, (R, n), dtype)
+            B2 = _rand(rng, (R, 2 * n), dtype)
+            A2 = _rand(rng, (R, 2 * n), dtype)
+            w2 = _rand(rng, 2 * R, dtype)
+            for w, fs in ((w2[:R].copy(), 1), (w2[::2], 2)):
+                _into_one_row_and_again(dtype, 2, [(R, n, fs, 0), (n, 1, 0, 1)], (A, w),
+                                        (A * w[:, None]).sum(0), R, isa)
+            for x, sx, y, sy in ((A, 1, B2, 2), (A2, 2, A, 1), (A2, 2, B2, 2)):
+                want = (x[:, ::sx] * y[:, ::sy]).sum(0)
+                _into_one_row_and_again(dtype, 2, [(R, n * sx, n * sy, 0), (n, sx, sy, 1)],
+                                        (x, y), want, R, isa)
+
+
+def test_short_rows_summed_into_one_row_are_planned_as_a_period_stream(one_thread):
+    """The planner runs a long sum into one short output row as the period
+    stream ('ab,a->b' (163404, 3) f32 0.81x numpy in transposed tiles;
+    'abc,bc->ac' with bc[:, ::2] 0.62x a row at a time), and keeps a GEMM
+    whose outer loop would read an input again ('ij,jk->ik' n = 3) out of
+    it; results equal numpy's."""
+    rng = np.random.default_rng(47)
+    x = rng.standard_normal(20000).astype(np.float32)
+    cases = [("ab,a->b", rng.standard_normal((10001, 3)).astype(np.float32), x[:10001]),
+             ("ab,a->b", rng.standard_normal((10000, 5)), rng.standard_normal(20000)[::2]),
+             ("abc,bc->ac", rng.standard_normal((1, 7001, 4)).astype(np.float32)[::-1],
+              rng.standard_normal((7001, 8)).astype(np.float32)[:, ::2])]
+    for subs, a, b in cases:
+        (step,) = _plan_steps(subs, a, b)
+        assert isinstance(step, NestStep) and step.row == "prod/period", (subs, step)
+        assert "row prod/period" in str(einplan.explain(subs, a, b))
+        np.testing.assert_allclose(einplan.einsum(subs, a, b), np.einsum(subs, a, b),
+                                   rtol=2e-4, atol=1e-3)
+    a = np.asfortranarray(rng.standard_normal((9, 3000)))
+    (step,) = _plan_steps("ij,jk->ik", a, rng.standard_normal((3000, 3)))
+    assert not (isinstance(step, NestStep) and step.row == "prod/period"), step
+
+
+def _plan_steps(subscripts, *ops):
+    from einplan.operands import describe_operands
+    from einplan.planner import make_plan
+    from einplan.spec import parse_spec
+    spec, arrays = parse_spec((subscripts,) + ops)
+    return make_plan(spec, describe_operands(arrays)).steps
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_scaled_rows_summed_into_one_row(isa, dtype, one_thread):
     """'ij,i->j' (a GEMV's axpy form: each row times the vector's element)
