@@ -2305,6 +2305,18 @@ static inline int NT(period_vectors)(ep_dim_t n)
 #define NT_PLD(x, S, i) ((S) == 1 ? NT_LD((x) + (i)) \
     : __builtin_shuffle(NT_LD((x) + 2 * (i)), NT_LD((x) + 2 * (i) + VL), (NT(ivec))NT_EVEN))
 
+// The rp scales w[r*rw] .. of a period's rows in the first lanes of a
+// vector (one load when contiguous and inside the R rows)
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(period_scales)(const T *w, ep_inc_t rw, ep_dim_t r, ep_dim_t R, int rp)
+{
+    if (rw == 1 && r + VL <= R)
+        return NT_LD(w + r);
+    T ws[VL] = {0};
+    for (int q = 0; q < rp; q++) ws[q] = w[(r + q) * rw];
+    return NT_LD(ws);
+}
+
 // The same stream with the inputs' elements at a stride SX, SY of 1 or 2
 // (a [..., ::2] slice: 'abc,bc->ac' (279500, 4) x (279500, 8)[:, ::2]
 // f32 ran a row at a time, 0.62x numpy), and w[r*rw], when given, the
@@ -2326,17 +2338,7 @@ NT(period_body)(int nm, int SX, int SY, const T *x, const T *y, const T *w, ep_i
     }
     ep_dim_t tot = R * n, i = 0, stop = SX == 2 || SY == 2 ? tot - 1 : tot;
     for (; i + P <= stop; i += P) {
-        NT(vec) wv = {0};
-        if (w) {
-            ep_dim_t r = i / n;
-            if (rw == 1 && r + VL <= R) {
-                wv = NT_LD(w + r);
-            } else {
-                T ws[VL] = {0};
-                for (int q = 0; q < rp; q++) ws[q] = w[(r + q) * rw];
-                wv = NT_LD(ws);
-            }
-        }
+        NT(vec) wv = w ? NT(period_scales)(w, rw, i / n, R, rp) : (NT(vec)){0};
         for (int k = 0; k < nv; k++) {
             NT(vec) v = NT_PLD(x, SX, i + k * VL);
             if (nm == 2) v *= NT_PLD(y, SY, i + k * VL);
@@ -2400,14 +2402,7 @@ NT_FN void NT(rows_period_prod)(const T *x, const T *y, ep_inc_t fy, ep_dim_t n,
         }
     ep_dim_t r = 0;
     for (; r + rp <= R; r += rp) {
-        NT(vec) yv;
-        if (fy == 1 && r + VL <= R) {
-            yv = NT_LD(y + r);
-        } else {
-            T ys[VL] = {0};
-            for (int q = 0; q < rp; q++) ys[q] = y[(r + q) * fy];
-            yv = NT_LD(ys);
-        }
+        NT(vec) yv = NT(period_scales)(y, fy, r, R, rp);
         T *d = o + r * n;
         for (int k = 0; k < nv; k++) {
             NT(vec) v = __builtin_shuffle(yv, ix[k]) * xp[k];

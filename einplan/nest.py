@@ -835,8 +835,9 @@ def period_order(loops, itemsize, nin, is_complex=False):
     R x n elements run as one stream in vectors of lcm(n, lanes), each lane
     on one output (ep_nest_template.h's period_body): no per-row start, no
     transposed tiles, the scales spread to their lanes by a permute.  Taken
-    when the stream is long and the loops around it few: a GEMM with k = 3
-    and many rows keeps its register tiles."""
+    when the stream is long and the loops around it few, each of them moving
+    every input (none read again): a GEMM with n = 3 keeps its register
+    tiles."""
     if is_complex or nin > 2 or len(loops) < 2:
         return None
     lanes = vector_lanes(itemsize)
