@@ -652,6 +652,69 @@ static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
     if (reduce_all) ep_sum_parts(c->dt, base[d->nin], (const char *)part, sizeof part[0], nt);
 }
 
+// Threads sharing a loop the output is summed along, the output not a
+// scalar but small (at most EP_NEST_PART_MAX elements: 'ab,a->b' with b =
+// 3, one period stream of 163404 rows): each thread sums its part of the
+// loop into a private dense copy of the output, zeroed, and the copies
+// are added in thread order (the same result for the same thread count).
+#define EP_NEST_PART_MAX 4096
+static int ep_nest_part_elems(const ep_nest_desc_t *d, ep_inc_t *pst)
+{
+    ep_dim_t total = 1;
+    for (int x = d->ndim - 1; x >= 0; x--) {
+        pst[x] = d->stride[d->nin][x] != 0 ? total : 0;
+        if (d->stride[d->nin][x] != 0) {
+            if (d->extent[x] > EP_NEST_PART_MAX / total) return 0;
+            total *= d->extent[x];
+        }
+    }
+    return (int)total;
+}
+
+static ep_status_t ep_nest_parts(const ep_nest_desc_t *d, int isa, int nt, char *const *base)
+{
+    ep_nest_desc_t pd = *d;
+    int total = ep_nest_part_elems(d, pd.stride[d->nin]);
+    ep_nest_ctx_t c;
+    ep_dim_t sbuf_n;
+    ep_nest_context(&pd, isa, nt, &c, &sbuf_n);
+    size_t bytes = (size_t)total * (size_t)c.es;
+    char *part = calloc((size_t)nt, bytes);
+    char *sbuf = sbuf_n > 0 ? malloc((size_t)nt * (size_t)sbuf_n * (size_t)c.es) : NULL;
+    if (!part || (sbuf_n > 0 && !sbuf)) {
+        free(part);
+        free(sbuf);
+        return EP_ERR_NOMEM;
+    }
+    ep_dim_t E = d->extent[d->split];
+    ep_team_map_t *team = ep_team_prepare(nt);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int tid, ntr;
+        ep_team(&tid, &ntr, team);
+        ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
+        ep_nest_ctx_t mine = c;
+        mine.sbuf = sbuf ? sbuf + (size_t)tid * sbuf_n * c.es : NULL;
+        char *own[EP_NEST_MAXIN + 1];
+        memcpy(own, base, sizeof own);
+        own[d->nin] = part + (size_t)tid * bytes;
+        if (lo < hi) ep_blocks(&mine, own, 0, lo, hi);
+    }
+    // element e of the dense copies to its place in the output
+    for (int e = 0; e < total; e++) {
+        ep_inc_t off = 0;
+        for (int x = 0; x < d->ndim; x++)
+            if (pd.stride[d->nin][x] != 0)
+                off += (e / pd.stride[d->nin][x]) % d->extent[x] * d->stride[d->nin][x];
+        ep_sum_parts(c.dt, base[d->nin] + off * c.es, part + (size_t)e * c.es, bytes, nt);
+    }
+    free(part);
+    free(sbuf);
+    return EP_OK;
+}
+
 // The register-tile kernel with K shared out (the three loops the whole
 // nest, W and V short, K long: 'ij,jk->ik' (112,48807) F x (48807,3) f64):
 // each thread sums its part of K into a private W x V output, and the
@@ -713,9 +776,16 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
     ep_nest_context(d, isa, nt, &c, &sbuf_n);
     if (nt > 1 && d->stride[d->nin][d->split] == 0 && !(c.ctile && c.split == c.inner - 1)) {
         // threads write apart only along a loop the output moves along,
-        // into private partials for a full reduction, or in the
-        // register-tile kernel's K parts
+        // into private partials for a full reduction or a small output
+        // (ep_nest_parts), or in the register-tile kernel's K parts
         if (!ep_reduces_all(d)) {
+            ep_inc_t pst[EP_MAXDIM];
+            if (!c.ctile && !c.shortk && d->tile <= 0 && ep_nest_part_elems(d, pst)) {
+                char *pb[EP_NEST_MAXIN + 1];
+                for (int j = 0; j < d->nin; j++) pb[j] = (char *)in[j];
+                pb[d->nin] = (char *)out;
+                return ep_nest_parts(d, isa, nt, pb);
+            }
             nt = 1;
             ep_nest_context(d, isa, nt, &c, &sbuf_n);
         }

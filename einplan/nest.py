@@ -1156,7 +1156,11 @@ ROW_SPLIT_BYTES = 8192   # a row shared out by threads is at least this long
 CTILE_SPLIT_K = 256      # the register-tile kernel's K shared out when at least this long
 
 
-def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
+PART_MAX = 4096          # output elements of threads' private copies (ep_nest.c's ep_nest_parts)
+PERIOD_SPLIT_ROWS = 4096   # period rows shared out by threads
+
+
+def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0, period=False):
     """The loop threads share out: the outermost one around the row the
     output varies along (disjoint writes) with extent >= 2, or -- when the
     output is a scalar -- the outermost loop (per-thread partial sums).
@@ -1166,7 +1170,8 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     and it is long: each thread then runs its part of every row, the loops
     around it summed ('kl,l->k' with k unit-stride: a GEMV's axpy form;
     'ab,a->b' (2,815904) f64 in the small-edge kernel, 2 threads: 0.35 ->
-    0.16 ms)."""
+    0.16 ms).  The period stream, with no such loop outside it, shares out
+    its rows, each thread summing into a private copy of the output."""
     if threads_cap <= 1:
         return -1
     if all(lp.strides[-1] == 0 for lp in loops):
@@ -1177,6 +1182,12 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0):
     if not loops:
         return -1
     row = loops[-1]
+    if period:
+        # the period stream's rows in parts, each thread's sum in a private
+        # copy of the small output ('ab,a->b' (163404, 3) f32, 2 threads)
+        out = math.prod(lp.extent for lp in loops if lp.strides[-1] != 0)
+        return (len(loops) - 2 if loops[-2].extent >= PERIOD_SPLIT_ROWS and out <= PART_MAX
+                else -1)
     if short and inner != 2:
         # the register-tile kernel: its V loop, when long, in parts ('ij,jk->ik'
         # (30000,30) F x (30,3) f64 with no loop outside the kernel's three),
@@ -1249,8 +1260,8 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     total = math.prod(lp.extent for lp in loops)
     visits = total * (len(ins) + 1)
     cap = thread_cap(visits, itemsize)
-    split = _split(loops, len(ins), cap, bool(short or ctile), 3 if ctile else 2, itemsize,
-                   tile)
+    split = _split(loops, len(ins), cap, bool(short or ctile or period), 3 if ctile else 2,
+                   itemsize, tile, period=bool(period))
     threads = cap if split >= 0 else 1
     block = (0 if tile or short or ctile or period or split == len(loops) - 1
              else _row_block(loops, itemsize))

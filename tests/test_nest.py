@@ -485,6 +485,55 @@ def test_short_rows_summed_into_one_row_are_planned_as_a_period_stream(one_threa
     assert not (isinstance(step, NestStep) and step.row == "prod/period"), step
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_summed_loop_shared_by_threads_sums_into_private_copies(isa, dtype,
+                                                                  restore_threads):
+    """Two threads sharing a loop the output is summed along, the output
+    small: each sums its part into a private copy, the copies added in
+    thread order -- the period stream's rows ('ab,a->b'), and a plain nest
+    whose output is not a single row (the loop shared out outside two
+    output loops); the same bits on every run, a second visit adding to the
+    first, an output with a gap between its rows."""
+    einplan.set_num_threads(2)
+    rng = np.random.default_rng(53)
+    R, n = 5003, 3
+    A = _rand(rng, (R, n), dtype)
+    w = _rand(rng, R, dtype)
+    want = (A * w[:, None]).sum(0)
+    call = _native.prepare_nest(dtype, 2, [(R, n, 1, 0), (n, 1, 0, 1)], split=0, threads=2)
+    o = np.full(n, np.nan, dtype)
+    call((A, w), o, isa=isa)
+    _close(o, want, dtype, R)
+    first = o.copy()
+    call((A, w), o, isa=isa)
+    np.testing.assert_array_equal(o, first)
+    _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, n, 1, 0), (n, 1, 0, 1)], split=1,
+                         threads=2)((A, w), o, isa=isa)
+    _close(o, 2 * want, dtype, 2 * R)
+    B = _rand(rng, (R, 4, 5), dtype)
+    obuf = np.full((4, 7), np.nan, dtype)
+    _native.prepare_nest(dtype, 1, [(R, 20, 0), (4, 5, 7), (5, 1, 1)], split=0, threads=2)(
+        (B,), obuf, isa=isa)
+    _close(obuf[:, :5], B.sum(0), dtype, R)
+    assert np.isnan(obuf[:, 5:]).all(), "wrote outside the output"
+
+
+def test_period_rows_are_shared_by_threads(restore_threads):
+    """At two threads the planner shares a long period stream's rows out
+    ('ab,a->b' (163404, 3) f32: 0.44x numpy's two BLAS threads with the
+    3-long output loop shared, 2:1), and the result equals numpy's."""
+    einplan.set_num_threads(2)
+    rng = np.random.default_rng(59)
+    a = rng.standard_normal((163404, 3)).astype(np.float32)
+    x = rng.standard_normal(163404).astype(np.float32)
+    (step,) = _plan_steps("ab,a->b", a, x)
+    assert step.row == "prod/period" and step.split == len(step.loops) - 2, step
+    assert step.native.threads() == 2, step
+    np.testing.assert_allclose(einplan.einsum("ab,a->b", a, x), np.einsum("ab,a->b", a, x),
+                               rtol=2e-4, atol=1e-3)
+
+
 def _plan_steps(subscripts, *ops):
     from einplan.operands import describe_operands
     from einplan.planner import make_plan
