@@ -476,8 +476,11 @@ def test_short_rows_summed_into_one_row_are_planned_as_a_period_stream(one_threa
               rng.standard_normal((7001, 8)).astype(np.float32)[:, ::2])]
     for subs, a, b in cases:
         (step,) = _plan_steps(subs, a, b)
-        assert isinstance(step, NestStep) and step.row == "prod/period", (subs, step)
-        assert "row prod/period" in str(einplan.explain(subs, a, b))
+        if a.shape[-1] >= nest.vector_lanes(a.itemsize):     # rows of a vector or more
+            assert step.row != "prod/period", (subs, step)   # (5 f64 under AVX2) take others
+        else:
+            assert isinstance(step, NestStep) and step.row == "prod/period", (subs, step)
+            assert "row prod/period" in str(einplan.explain(subs, a, b))
         np.testing.assert_allclose(einplan.einsum(subs, a, b), np.einsum(subs, a, b),
                                    rtol=2e-4, atol=1e-3)
     a = np.asfortranarray(rng.standard_normal((9, 3000)))
