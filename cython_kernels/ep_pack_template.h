@@ -88,8 +88,8 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
 #define EP_SWEEP(W)                                                          \
     for (ep_dim_t p = 0; p < kc; p++) {                                      \
         const T *src = b + koff[p];                                          \
-        const T *ahead = p + EP_PACK_AHEAD < kc ? b + koff[p + EP_PACK_AHEAD]  \
-                                                : NULL;                      \
+        const T *ahead = far && p + EP_PACK_AHEAD < kc                       \
+                             ? b + koff[p + EP_PACK_AHEAD] : NULL;           \
         for (ep_dim_t jp = p0; jp < p1; jp++) {                              \
             const T *s = src + noff[jp * (W)];                               \
             if (ahead) {                                                     \
@@ -104,6 +104,11 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
                 for (int j = 0; j < (W); j++) d[j] = s[2 * j];               \
         }                                                                    \
     }
+    // runs apart by more than twice their length (rows of a column-major
+    // block; a row-major B's rows follow one another, which the hardware
+    // prefetcher streams)
+    ep_inc_t step = kc > 1 ? koff[1] - koff[0] : 0;
+    int far = (step < 0 ? -step : step) > 2 * (p1 - p0) * NR * cs;
     switch (NR) {
     case 6: EP_SWEEP(6) break;
     case 8: EP_SWEEP(8) break;
