@@ -621,9 +621,11 @@ static int ep_reduces_all(const ep_nest_desc_t *d)
 
 // nt threads share the split loop; a full reduction sums into a private
 // partial each, combined in thread order (the same result for the same
-// thread count).  sbuf: nt copy buffers of sbuf_n elements, or NULL.
+// thread count).  parts: nt zeroed private outputs of part_bytes each that
+// the threads add into instead of the output (ep_nest_parts), or NULL.
+// sbuf: nt copy buffers of sbuf_n elements, or NULL.
 static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
-                             char *sbuf, ep_dim_t sbuf_n)
+                             char *sbuf, ep_dim_t sbuf_n, char *parts, size_t part_bytes)
 {
     const ep_nest_desc_t *d = c->d;
     int reduce_all = ep_reduces_all(d);
@@ -640,10 +642,10 @@ static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
         ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
         ep_nest_ctx_t mine = *c;
         mine.sbuf = sbuf ? sbuf + (size_t)tid * sbuf_n * c->es : NULL;
-        if (reduce_all) {
+        if (reduce_all || parts) {
             char *own[EP_NEST_MAXIN + 1];
             memcpy(own, base, sizeof own);
-            own[d->nin] = (char *)part[tid];
+            own[d->nin] = parts ? parts + (size_t)tid * part_bytes : (char *)part[tid];
             if (lo < hi) ep_blocks(&mine, own, 0, lo, hi);
         } else if (lo < hi) {
             ep_blocks(&mine, base, 1, lo, hi);
@@ -686,22 +688,7 @@ static ep_status_t ep_nest_parts(const ep_nest_desc_t *d, int isa, int nt, char 
         free(sbuf);
         return EP_ERR_NOMEM;
     }
-    ep_dim_t E = d->extent[d->split];
-    ep_team_map_t *team = ep_team_prepare(nt);
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-    {
-        int tid, ntr;
-        ep_team(&tid, &ntr, team);
-        ep_dim_t lo = E * tid / ntr, hi = E * (tid + 1) / ntr;
-        ep_nest_ctx_t mine = c;
-        mine.sbuf = sbuf ? sbuf + (size_t)tid * sbuf_n * c.es : NULL;
-        char *own[EP_NEST_MAXIN + 1];
-        memcpy(own, base, sizeof own);
-        own[d->nin] = part + (size_t)tid * bytes;
-        if (lo < hi) ep_blocks(&mine, own, 0, lo, hi);
-    }
+    ep_nest_threaded(&c, base, nt, sbuf, sbuf_n, part, bytes);
     // element e of the dense copies to its place in the output
     for (int e = 0; e < total; e++) {
         ep_inc_t off = 0;
@@ -808,7 +795,7 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
         free(sbuf);
         return st;
     } else {
-        ep_nest_threaded(&c, base, nt, sbuf, sbuf_n);
+        ep_nest_threaded(&c, base, nt, sbuf, sbuf_n, NULL, 0);
     }
     free(sbuf);
     return EP_OK;
