@@ -622,7 +622,7 @@ static int ep_reduces_all(const ep_nest_desc_t *d)
 // nt threads share the split loop; a full reduction sums into a private
 // partial each, combined in thread order (the same result for the same
 // thread count).  parts: nt zeroed private outputs of part_bytes each that
-// the threads add into instead of the output (ep_nest_parts), or NULL.
+// the threads add into instead of the output, or NULL.
 // sbuf: nt copy buffers of sbuf_n elements, or NULL.
 static void ep_nest_threaded(const ep_nest_ctx_t *c, char *const *base, int nt,
                              char *sbuf, ep_dim_t sbuf_n, char *parts, size_t part_bytes)
@@ -673,33 +673,17 @@ static int ep_nest_part_elems(const ep_nest_desc_t *d, ep_inc_t *pst)
     return (int)total;
 }
 
-static ep_status_t ep_nest_parts(const ep_nest_desc_t *d, int isa, int nt, char *const *base)
+// The dense private copies `part` (nt of `bytes`, element strides pst)
+// added in thread order into the output at out
+static void ep_nest_sum_copies(const ep_nest_desc_t *d, const ep_inc_t *pst, int total,
+                               char *out, const char *part, size_t bytes, int nt, int es)
 {
-    ep_nest_desc_t pd = *d;
-    int total = ep_nest_part_elems(d, pd.stride[d->nin]);
-    ep_nest_ctx_t c;
-    ep_dim_t sbuf_n;
-    ep_nest_context(&pd, isa, nt, &c, &sbuf_n);
-    size_t bytes = (size_t)total * (size_t)c.es;
-    char *part = calloc((size_t)nt, bytes);
-    char *sbuf = sbuf_n > 0 ? malloc((size_t)nt * (size_t)sbuf_n * (size_t)c.es) : NULL;
-    if (!part || (sbuf_n > 0 && !sbuf)) {
-        free(part);
-        free(sbuf);
-        return EP_ERR_NOMEM;
-    }
-    ep_nest_threaded(&c, base, nt, sbuf, sbuf_n, part, bytes);
-    // element e of the dense copies to its place in the output
     for (int e = 0; e < total; e++) {
         ep_inc_t off = 0;
         for (int x = 0; x < d->ndim; x++)
-            if (pd.stride[d->nin][x] != 0)
-                off += (e / pd.stride[d->nin][x]) % d->extent[x] * d->stride[d->nin][x];
-        ep_sum_parts(c.dt, base[d->nin] + off * c.es, part + (size_t)e * c.es, bytes, nt);
+            if (pst[x] != 0) off += (e / pst[x]) % d->extent[x] * d->stride[d->nin][x];
+        ep_sum_parts(d->dtype, out + off * es, part + (size_t)e * es, bytes, nt);
     }
-    free(part);
-    free(sbuf);
-    return EP_OK;
 }
 
 // The register-tile kernel with K shared out (the three loops the whole
@@ -760,21 +744,22 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
     int nt = ep_nest_threads(d);
     ep_nest_ctx_t c;
     ep_dim_t sbuf_n;
+    ep_nest_desc_t pd = *d;              // d with the private copies' output strides
+    int total = 0;                       // elements of each copy (ep_nest_part_elems), or 0
     ep_nest_context(d, isa, nt, &c, &sbuf_n);
     if (nt > 1 && d->stride[d->nin][d->split] == 0 && !(c.ctile && c.split == c.inner - 1)) {
         // threads write apart only along a loop the output moves along,
-        // into private partials for a full reduction or a small output
-        // (ep_nest_parts), or in the register-tile kernel's K parts
+        // into private partials for a full reduction, into private copies
+        // of a small output (ep_nest_part_elems), or in the register-tile
+        // kernel's K parts
         if (!ep_reduces_all(d)) {
-            ep_inc_t pst[EP_MAXDIM];
-            if (!c.ctile && !c.shortk && d->tile <= 0 && ep_nest_part_elems(d, pst)) {
-                char *pb[EP_NEST_MAXIN + 1];
-                for (int j = 0; j < d->nin; j++) pb[j] = (char *)in[j];
-                pb[d->nin] = (char *)out;
-                return ep_nest_parts(d, isa, nt, pb);
+            if (!c.ctile && !c.shortk && d->tile <= 0 &&
+                (total = ep_nest_part_elems(d, pd.stride[d->nin])) > 0) {
+                ep_nest_context(&pd, isa, nt, &c, &sbuf_n);    // into the copies
+            } else {
+                nt = 1;
+                ep_nest_context(d, isa, nt, &c, &sbuf_n);
             }
-            nt = 1;
-            ep_nest_context(d, isa, nt, &c, &sbuf_n);
         }
     }
     char *base[EP_NEST_MAXIN + 1];
@@ -782,10 +767,15 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
     base[d->nin] = (char *)out;
     // the small-edge kernel's copies: one buffer per thread, allocated
     // before any thread starts so a failure is reported, not dereferenced
-    char *sbuf = NULL;
+    char *sbuf = NULL, *part = NULL;
+    size_t bytes = (size_t)total * (size_t)c.es;
     if (sbuf_n > 0) {
         sbuf = malloc((size_t)nt * (size_t)sbuf_n * (size_t)c.es);
         if (!sbuf) return EP_ERR_NOMEM;
+    }
+    if (total > 0 && !(part = calloc((size_t)nt, bytes))) {
+        free(sbuf);
+        return EP_ERR_NOMEM;
     }
     if (nt <= 1) {
         c.sbuf = sbuf;
@@ -795,8 +785,12 @@ ep_status_t ep_nest_run(const ep_nest_desc_t *d, const void *const *in, void *ou
         free(sbuf);
         return st;
     } else {
-        ep_nest_threaded(&c, base, nt, sbuf, sbuf_n, NULL, 0);
+        ep_nest_threaded(&c, base, nt, sbuf, sbuf_n, part, bytes);
+        if (part)
+            ep_nest_sum_copies(d, pd.stride[d->nin], total, base[d->nin], part, bytes, nt,
+                               c.es);
     }
+    free(part);
     free(sbuf);
     return EP_OK;
 }
