@@ -249,7 +249,7 @@ class GemmStep:
     c_buffer: Buffer | None = None
     complex_mode: str = ""
     breaks: tuple[MergeBreak, ...] = ()
-    # (role, labels) of m / n axes run as batch loops (layout.loop_straddling_axes)
+    # (role, labels) of n axes run as batch loops (layout.loop_straddling_axes)
     panel_loops: tuple[tuple[str, str], ...] = ()
     # the compiled descriptor (_native.prepare_gemm), validated once when
     # the plan is made; not part of the plan's identity

@@ -856,10 +856,10 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     swapped, layout, sc, order = orient_step(roles, sizes, x.kstrides(), y.kstrides(), cf,
                                              c_orders, f)
     A, B = (y, x) if swapped else (x, y)
-    mr, nr = _native.tile(b.kernel_dtype)
+    nr = _native.tile(b.kernel_dtype)[1]
     if is_complex and choose_kernel(layout) == KernelKind.GEMM:
         nr //= 2   # 1m: NR real columns hold NR / 2 complex ones
-    layout, moved = loop_straddling_axes(layout, mr, nr)
+    layout, moved = loop_straddling_axes(layout, nr)
     if final:
         dst, full = OUT, out_term
     else:

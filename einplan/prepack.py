@@ -131,8 +131,6 @@ class ContractPlan:
             return None   # diagonals: keep the general path
         if step.m.extent == 1:
             return None   # one row (GEMV): streaming B in place beats any packing
-        if any(role == "m" for role, _ in step.panel_loops):
-            return None   # B would be packed once per index of a loop it lacks
         return step
 
     def _make_runner(self, templates):

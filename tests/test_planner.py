@@ -587,19 +587,29 @@ def test_short_straddled_runs_loop_when_the_loop_is_a_few_large_gemms():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_straddling_m_axis_runs_as_a_batch_loop(dtype):
-    """m = (a, b) kept apart by out='s layout (a row gap after each run of
-    b = 130, not a multiple of MR = 8): 'a' becomes a batch loop."""
+@pytest.mark.parametrize("run", [13, 130])
+def test_straddling_m_axis_stays_one_gemm(dtype, run):
+    """m = (a, b) kept apart by out='s layout (a row gap after each run of b,
+    not a multiple of MR = 8) stays one GEMM of 4 * run rows: a straddled MR
+    panel gathers its rows, and its tile goes out a row at a time; a loop
+    over a would pack W again for every a."""
     rng = np.random.default_rng(2)
-    A = rng.standard_normal((4, 130, 9)).astype(dtype)
+    A = rng.standard_normal((4, run, 9)).astype(dtype)
     W = rng.standard_normal((9, 200)).astype(dtype)
-    big = np.full((4, 131, 200), np.nan, dtype)
-    out = big[:, :130]
-    assert einplan.einsum("abk,kn->abn", A, W, out=out) is out
-    np.testing.assert_allclose(out, A @ W, rtol=1e-4, atol=1e-4)
-    assert np.isnan(big[:, 130]).all()
+    for beta_out in (False, True):
+        big = np.full((4, run + 1, 200), np.nan, dtype)
+        out = big[:, :run]
+        if beta_out:
+            out[...] = 1
+        assert einplan.einsum("abk,kn->abn", A, W, out=out) is out
+        np.testing.assert_allclose(out, A @ W, rtol=1e-4, atol=1e-4)
+        assert np.isnan(big[:, run]).all()
+    # A read backwards along a: its rows do not merge either
+    np.testing.assert_allclose(einplan.einsum("abk,kn->abn", A[::-1], W), A[::-1] @ W,
+                               rtol=1e-4, atol=1e-4)
     step = einplan.explain("abk,kn->abn", A, W, out=out).to_dict()["steps"][0]
-    assert [(p["role"], p["labels"]) for p in step["panel_loops"]] == [("m", "a")]
+    assert step["panel_loops"] == []
+    assert step["shape_mnk"]["batch"] == 1 and step["shape_mnk"]["m"] == 4 * run
 
 
 def test_numpy_fallback_keeps_the_callers_letters():

@@ -190,19 +190,17 @@ def _not_merged(ctx, br, group, holder_strides) -> NotMerged:
 
 
 def _panel_loops(ctx, step) -> tuple:
-    """m / n outer axes run as batch loops: MR / NR panels would straddle
-    the runs of their inner axis."""
+    """n's outer axes run as batch loops: NR panels would straddle the runs
+    of its inner axis."""
     loops = []
     for role, labels in step.panel_loops:
-        inner = getattr(step, role).axes[-1]
-        tile = _native.tile(ctx.real)
-        t = tile[0] if role == "m" else tile[1]
-        tname = "MR" if role == "m" else "NR"
+        inner = step.n.axes[-1]
+        nr = _native.tile(ctx.real)[1]
         loops.append(PanelLoop(role, ctx.d(labels), (
             f"{'*'.join(ctx.d(labels))}: {role}'s outer axis runs as a batch "
-            f"loop: {tname} = {t} panels would straddle the {inner.extent}-long "
-            f"runs of '{ctx.d(inner.labels)}' ({inner.extent} % {t} = "
-            f"{inner.extent % t}), gathering them when packed and scattering "
+            f"loop: NR = {nr} panels would straddle the {inner.extent}-long "
+            f"runs of '{ctx.d(inner.labels)}' ({inner.extent} % {nr} = "
+            f"{inner.extent % nr}), gathering them when packed and scattering "
             "their C tiles")))
     return tuple(loops)
 
