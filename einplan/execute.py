@@ -256,7 +256,11 @@ def _run_reduce(step, slots, target, dtype):
         item = src.itemsize
         return _operand_view(src, shape, tuple(st.get(c, 0) * item for c in step.dst_labels))
     view = _view(src, step.src_shape, step.src_strides)
-    if step.dst == OUT:
+    fresh = step.dst != OUT
+    if fresh:
+        dst = allocate(step.buffer, step.cast_to or src.dtype)
+        slots[step.dst] = dst
+    else:
         dst = target
         one = [d == 1 for d in dst.shape]
         if any(one) and len(step.dst_labels) == dst.ndim:
@@ -264,15 +268,13 @@ def _run_reduce(step, slots, target, dtype):
             kept = set(step.src_labels)
             one = [d == 1 and c not in kept for d, c in zip(dst.shape, step.dst_labels)]
             dst = _dropped_view(dst, step.dst_labels, one)
-    else:
-        dst = allocate(step.buffer, step.cast_to or src.dtype)
-        slots[step.dst] = dst
     if step.sum_axes:
         np.sum(view, axis=step.sum_axes, out=dst, dtype=dst.dtype)
     elif (view.dtype == dst.dtype and view.shape == dst.shape and not dst.dtype.hasobject
           and dst.itemsize in (1, 2, 4, 8, 16)
-          and view.flags.aligned and dst.flags.aligned   # C reads whole elements
-          and not np.may_share_memory(view, dst)):
+          # C reads whole elements; a fresh buffer is aligned and shares nothing
+          and view.flags.aligned
+          and (fresh or (dst.flags.aligned and not np.may_share_memory(view, dst)))):
         _native.permute_copy(view, dst)   # "ncabhw->nchawb" into out=: cache-blocked
     else:
         np.copyto(dst, view, casting="unsafe")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .operands import dense_strides
 
@@ -163,17 +164,18 @@ class Buffer:
     """An array the executor allocates with ``np.empty`` (never zero-filled).
 
     ``order`` lists the axes outermost-first in memory; the array is created
-    C-contiguous in that order and transposed back to ``shape``.
+    C-contiguous in that order and transposed back to ``shape``.  Its
+    derived shapes are computed once: the executor asks for them every call.
     """
     shape: tuple[int, ...]
     order: tuple[int, ...]
 
-    @property
+    @cached_property
     def mem_shape(self) -> tuple[int, ...]:
         """The shape to ``np.empty`` (C order), outermost axis first."""
         return tuple(self.shape[i] for i in self.order)
 
-    @property
+    @cached_property
     def view_axes(self) -> tuple[int, ...] | None:
         """The transpose that turns the ``mem_shape`` array into ``shape``
         order, or None when memory order is already ``shape`` order."""
@@ -182,7 +184,7 @@ class Buffer:
             inv[ax] = pos
         return None if inv == sorted(inv) else tuple(inv)
 
-    @property
+    @cached_property
     def strides(self) -> tuple[int, ...]:
         strides = [0] * len(self.shape)
         for ax, st in zip(self.order, dense_strides(self.mem_shape)):
