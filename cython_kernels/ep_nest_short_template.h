@@ -234,13 +234,15 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                 ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
                 int first)
 {
-    if (NT_VB == 64 && ol == 1 && xro == 0 && 2 * n > VL && n < VL && R > 1) {
+    if (NT_VB == 64 && ol == 1 && 2 * n > VL && n < VL && R > 1) {
         // 512-bit vectors, rows of more than half a vector and less than
         // one: the branch below in half vectors (x's 2 S half vectors in
         // registers, the second ending the row), as AVX2 runs such rows,
         // not across rows, whose weight vectors outgrow the registers
         // ('ij...,jk...->ik...' (80,5,4,3) x (5,465,1,1) f32, rows of 12:
-        // 153 us across, 64-80 us in AVX2's whole vectors on a Zen 4)
+        // 153 us across, 64-80 us in AVX2's whole vectors on a Zen 4).  An
+        // x that moves from row to row is loaded so per row, not a lane at
+        // a time ('abc->ac' (1021,7,7) f64)
         typedef T hvec __attribute__((vector_size(NT_VB / 2), aligned(sizeof(T))));
         const ep_dim_t t = n - VL / 2;
         hvec x0[EP_NEST_SHORT], x1[EP_NEST_SHORT];
@@ -249,6 +251,11 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
             x1[s] = *(const hvec *)(x + s * xs + t);
         }
         for (ep_dim_t r = 0; r < R; r++, o += oo) {
+            if (xro != 0 && r > 0)
+                for (int s = 0; s < S; s++) {
+                    x0[s] = *(const hvec *)(x + r * xro + s * xs);
+                    x1[s] = *(const hvec *)(x + r * xro + s * xs + t);
+                }
             const T *fr_ = f ? f + r * fro : NULL;
             hvec c0 = (f ? fr_[0] : (T)1) - (hvec){0};
             hvec a0 = c0 * x0[0], a1 = c0 * x1[0];

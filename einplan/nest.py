@@ -881,7 +881,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     take only the sum over S (the dots have no complex SIMD path).  The candidate (S, L) of least modelled cost
     (vector and tail operations, stores, horizontal sums, copies, row starts)
     wins."""
-    if nin != 2 or len(loops) < 2:
+    if nin not in (1, 2) or len(loops) < 2:
         return None
     # the kernel set's vector width, for the lane counts of its cost
     lanes = vector_lanes(itemsize)
@@ -966,7 +966,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
         whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
         held = not any(around.strides[j] != 0 and row.strides[j] != 0
                        and whole[j] > l2_resident() for j in range(nin))
-    if not (short_rows or strided or held):
+    if not (short_rows or strided or held or nin == 1):
         return None
     return best[1]
 
