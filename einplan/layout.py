@@ -87,12 +87,13 @@ def merge_axes(roles, sizes, strides_a: dict, strides_b: dict, strides_c: dict) 
 # An inner axis at least this long makes a GEMM worth running on its own.
 PANEL_LOOP_MIN_RUN = 128
 # A shorter one does too when the loop is a few GEMMs of at least this many
-# elements of C each: its straddled tiles are then most of the tiles.
+# elements of C each, and A, packed again for each, stays in L2: its
+# straddled tiles are then most of the tiles.
 PANEL_LOOP_MAX_GEMMS = 16
 PANEL_LOOP_MIN_C = 16384
 
 
-def loop_straddling_axes(layout: GroupLayout, nr: int):
+def loop_straddling_axes(layout: GroupLayout, nr: int, itemsize: int, l2_bytes: int):
     """Outer axes of a multi-axis n group become batch loops when the
     group's innermost axis is long (>= PANEL_LOOP_MIN_RUN) but not a multiple
     of NR: then micro-panels would straddle its runs, and every such panel is
@@ -107,7 +108,10 @@ def loop_straddling_axes(layout: GroupLayout, nr: int):
     A shorter inner axis loops when the loop is a few large GEMMs:
     ``...ij,...jk->...ik`` (1,1,38557,10) x (1,4,10,17) f32, n = (4, 17),
     every tile straddled; Emerald Rapids, 1 thread: one GEMM 1.8-3.0 ms, a
-    loop of 4 GEMMs 1.0-1.3 ms (numpy.matmul 1.2 ms).
+    loop of 4 GEMMs 1.0-1.3 ms (numpy.matmul 1.2 ms).  Not when A passes
+    L2: each GEMM then packs it from L3 or memory again ('abc,cd->adb'
+    (7,5,3698)[::-1] x (3698,3919) F f64, A 116 MB: 93 ms as 7 GEMMs, 28 ms
+    as one, numpy 38; with j = 100, A 15 MB: 9.8 ms against 6.9).
 
     m stays whole: a straddled MR panel only gathers rows when A is packed,
     and its tile goes out row by row, each row a run along n; a loop would
@@ -124,7 +128,8 @@ def loop_straddling_axes(layout: GroupLayout, nr: int):
         return layout, ()
     inner = g.axes[-1].extent
     few_large = (g.extent // inner <= PANEL_LOOP_MAX_GEMMS
-                 and layout.m.extent * inner >= PANEL_LOOP_MIN_C)
+                 and layout.m.extent * inner >= PANEL_LOOP_MIN_C
+                 and layout.m.extent * layout.k.extent * itemsize <= l2_bytes)
     if inner < PANEL_LOOP_MIN_RUN and not few_large:
         return layout, ()
     # batch strides are (A, B, C); n holds (B, C)

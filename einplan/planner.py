@@ -859,7 +859,7 @@ def _gemm_step(b, x, y, c_labels, c_fixed, final, is_complex, out_term):
     nr = _native.tile(b.kernel_dtype)[1]
     if is_complex and choose_kernel(layout) == KernelKind.GEMM:
         nr //= 2   # 1m: NR real columns hold NR / 2 complex ones
-    layout, moved = loop_straddling_axes(layout, nr)
+    layout, moved = loop_straddling_axes(layout, nr, np.dtype(b.dtype).itemsize, l2_bytes())
     if final:
         dst, full = OUT, out_term
     else:

@@ -576,11 +576,14 @@ def test_aligned_or_short_runs_stay_one_gemm():
 def test_short_straddled_runs_loop_when_the_loop_is_a_few_large_gemms():
     """'...ij,...jk->...ik' with a broadcast batch of B: n = (4, 17) straddles
     every NR panel; 4 GEMMs of 2000 x 17 each run whole, while 40 GEMMs (too
-    many) or a small m (too little C per GEMM) stay one GEMM."""
+    many), a small m (too little C per GEMM) or an A past L2 (packed again
+    for every GEMM) stay one GEMM."""
     rng = np.random.default_rng(3)
-    for batch, m, looped in ((4, 2000, True), (40, 2000, False), (4, 50, False)):
-        a = rng.standard_normal((1, 1, m, 10)).astype(np.float32)
-        b = rng.standard_normal((1, batch, 10, 17)).astype(np.float32)
+    past_l2 = nest.l2_bytes() // (2000 * 4) + 8
+    for batch, m, k, looped in ((4, 2000, 10, True), (40, 2000, 10, False), (4, 50, 10, False),
+                                (4, 2000, past_l2, False)):
+        a = rng.standard_normal((1, 1, m, k)).astype(np.float32)
+        b = rng.standard_normal((1, batch, k, 17)).astype(np.float32)
         np.testing.assert_allclose(einplan.einsum("...ij,...jk->...ik", a, b), np.matmul(a, b),
                                    rtol=1e-4, atol=1e-4)
         step = einplan.explain("...ij,...jk->...ik", a, b).to_dict()["steps"][0]
