@@ -185,6 +185,8 @@ static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
 // 2000x64x2000 1.38 / 0.93.  Needs single-axis m, n, k groups with unit n
 // stride in B and C.  Returns 0 when the call does not qualify.
 #define EP_SMM_F_MIN_K 128
+#define EP_SMM_F32_LANES_512 16   // float32 lanes of a 512-bit vector
+
 static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        ep_dim_t M, ep_dim_t N, ep_dim_t K)
 {
@@ -219,11 +221,19 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     // (numpy): f64 (292, 32332) x 39 20.1 / 18.2 (19.6); (64, 32332) x 16
     // 2.3 / 1.9 (2.6); f32 (400, 4000) x 22 1.54 / 1.10 (1.10); (300,
     // 3000) x 22 0.86 / 0.63 (0.64).  Columns a page apart run in blocks
-    // of k (ep_smm.c).
+    // of k (ep_smm.c) -- but for float32 under AVX-512 only when each row
+    // of C is whole vectors: with a partial last vector the blocks ran
+    // 1.2-2.5x the packed path ('ij,jk->ik' F x C, ms, blocks / packed
+    // (numpy): (12104, 821) x 24 11.4 / 7.1 (6.1), x 12 6.9 / 5.5 (5.4),
+    // x 40 21 / 9.0 (8.4); (8000, 160) x 24 0.97 / 0.79 (0.76); with 16,
+    // 32 or 48 columns the blocks win: (8000, 160) x 48 0.92 / 1.04 (1.10)).
     if (!d->cplx && g->m.ndim == 1 && g->k.ndim == 1 && g->m.stride[EP_M_A][0] == 1 &&
         M > EP_SMM_ROW_QUANTUM && K >= EP_SMM_F_MIN_K) {
         ep_inc_t csa = g->k.stride[EP_K_A][0];
-        if (csa != 1 && csa != -1 && !ep_smm_far_apart(csa, fp32 ? 4 : 8)) return 0;
+        if (csa != 1 && csa != -1) {
+            if (!ep_smm_far_apart(csa, fp32 ? 4 : 8)) return 0;
+            if (fp32 && u->isa == EP_ISA_AVX512 && N % EP_SMM_F32_LANES_512 != 0) return 0;
+        }
     }
     if (!d->cplx)
         return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&

@@ -48,7 +48,7 @@ import numpy as np
 from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
-from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, choose_engine,
+from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, MIN_GEMM_EDGE, choose_engine,
                    ctile_by_cost, ctile_nw, engine_by_cost, is_one_tile, is_short_k, is_thin,
                    l2_bytes, nest_dtype_ok, nest_step, step_kind)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
@@ -741,11 +741,23 @@ def _step_priced(b, x, y, c_labels, is_complex) -> bool:
     the in-place smm GEMM 4.3).  A thin step with an edge of 2 stays in the
     nest: priced by compute alone, a GEMM of a long k and an edge of 2 looks
     cheaper than it runs ('ij,jk,kl,lm->im' (2,9) x (9,29) x (29,184995) x
-    (184995,2) f32: 7.7 ms through it, 3.0 ms without)."""
+    (184995,2) f32: 7.7 ms through it, 3.0 ms without).  So is a step with m
+    or n of at most one strip of the register-tile kernel, as a two-operand
+    call is (``_tile_edge_pair``; ``_tile_edge_only`` then says whether the
+    nest must take that kernel or contiguous rows to compete)."""
     if b.gemm_only or is_complex or b.dtype not in _NATIVE:
         return False
     m, n, k = _step_extents(x.labels, y.labels, c_labels, b.sizes)
-    return is_one_tile(m, n, k) or is_short_k(m, n, k) or (is_thin(m, n, k) and min(m, n) >= 3)
+    return (is_one_tile(m, n, k) or is_short_k(m, n, k) or (is_thin(m, n, k) and min(m, n) >= 3)
+            or _tile_edge_only(m, n, k))
+
+
+def _tile_edge_only(m, n, k) -> bool:
+    """A GEMM priced on both engines only for its edge of at most one strip
+    of the real register-tile kernel ('ij,jk,kl->il' (12104,821) F x (821,6)
+    x ...: the first step packed, 7.2 ms; in tiles, 2.7 ms)."""
+    return (min(m, n, k) >= MIN_GEMM_EDGE and min(m, n) <= ctile_nw(False)
+            and not (is_one_tile(m, n, k) or is_short_k(m, n, k)))
 
 
 def _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype, rest=()):
@@ -763,6 +775,10 @@ def _cheaper_pair_step(b, x, y, c_labels, c_fixed, final, dtype, rest=()):
     gemms = [st for st in b.steps[at:] if isinstance(st, GemmStep)]
     if len(nests) != 1 or not gemms:
         return gx, gob
+    m, n, k = _step_extents(x.labels, y.labels, c_labels, b.sizes)
+    if (_tile_edge_only(m, n, k)
+            and not (nests[0].ctile or nests[0].row.endswith("contig"))):
+        return gx, gob   # priced by compute, other nests look cheaper than they run
     engine, why = engine_by_cost(nests[0], gemms, dtype)
     if engine == "gemm":
         b.steps[at:] = [replace(st, why=why) if isinstance(st, GemmStep) else st

@@ -492,7 +492,8 @@ def test_single_operand_plans():
 
 
 def test_multi_operand_path_and_intermediate():
-    ops = [np.empty((8, 9)), np.empty((9, 10)), np.empty((10, 11))]
+    # m and n past a strip of the register-tile kernel: both steps GEMMs
+    ops = [np.empty((20, 21)), np.empty((21, 22)), np.empty((22, 23))]
     plan = plan_for("ij,jk,kl->il", *ops, optimize="greedy")
     steps = gemm_steps(plan)
     assert len(steps) == 2 and steps[-1].c == OUT and steps[0].c_buffer is not None
@@ -765,3 +766,21 @@ def test_a_real_gemm_with_a_short_edge_is_priced_as_contiguous_rows_too():
     a, b = rng.standard_normal((21, 121, 78)), rng.standard_normal((21, 4, 78))
     np.testing.assert_allclose(einplan.einsum("bij,bkj->bki", a, b),
                                np.einsum("bij,bkj->bki", a, b), rtol=1e-12, atol=1e-12)
+
+
+def test_a_path_step_with_an_edge_of_one_register_tile_strip_is_priced_on_both_engines():
+    """'ij,jk,kl->il' with A F-ordered and k = 6: the first step's n fits one
+    strip of the register-tile kernel, which reads A once in place; as a
+    two-operand call would, the path prices it against the packed engine
+    ((12104,821) F x (821,6) x (6,22) f32: the step packed 7.2 ms, in tiles
+    2.7 ms; numpy's whole call 4.5 ms)."""
+    rng = np.random.default_rng(21)
+    a = np.asfortranarray(rng.standard_normal((3000, 400)).astype(np.float32))
+    b = rng.standard_normal((400, 6)).astype(np.float32)
+    c = rng.standard_normal((6, 22)).astype(np.float32)[::-1]
+    plan = plan_for("ij,jk,kl->il", a, b, c)
+    first = plan.steps[0]
+    assert isinstance(first, NestStep) and first.ctile and "predicted" in first.why, first
+    np.testing.assert_allclose(einplan.einsum("ij,jk,kl->il", a, b, c),
+                               np.einsum("ij,jk,kl->il", a, b, c, optimize=True),
+                               rtol=1e-4, atol=1e-3)
