@@ -241,8 +241,8 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
         // not across rows, whose weight vectors outgrow the registers
         // ('ij...,jk...->ik...' (80,5,4,3) x (5,465,1,1) f32, rows of 12:
         // 153 us across, 64-80 us in AVX2's whole vectors on a Zen 4).  An
-        // x that moves from row to row is loaded so per row, not a lane at
-        // a time ('abc->ac' (1021,7,7) f64)
+        // x that moves from row to row takes its 2 S half vectors afresh
+        // for each row, not a lane at a time ('abc->ac' (1021,7,7) f64)
         typedef T hvec __attribute__((vector_size(NT_VB / 2), aligned(sizeof(T))));
         const ep_dim_t t = n - VL / 2;
         hvec x0[EP_NEST_SHORT], x1[EP_NEST_SHORT];

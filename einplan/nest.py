@@ -876,9 +876,12 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     summed along exactly one of them -- along S: each output element of the
     row is written once (one input moves along L, the other gives a factor
     per s); along L: S dots at once share the loads of the input constant
-    along S.  Chosen over the plain nest when its row is short or strided,
-    or when S already sits right around it (the kernel then holds it in
-    registers instead of re-reading the output).  The kernel copies an input
+    along S.  One input summed over S takes it too, with no factor.  Chosen
+    over the plain nest when its row is short or strided, when S already
+    sits right around it (the kernel then holds it in registers instead of
+    re-reading the output), or for one input, whose plain nest puts S
+    outermost and goes over the output S times ('abc->ac' (1021,7,7) f64:
+    48 us so, 8.5 us held).  The kernel copies an input
     strided along L into a contiguous block (once when it is constant along
     the loop around S, in chunks of L that stay in L1; an input that would
     need a copy per row rules the candidate out).  Dots take rows of at least one vector.  Complex dtypes
