@@ -566,7 +566,11 @@ def _tile_edge_pair(b, views, out_eff) -> bool:
     155 us packed, 78 us in tiles)."""
     if len(views) != 2:
         return False
-    m, n, k = _step_extents(views[0].labels, views[1].labels, out_eff, b.sizes)
+    return _is_tile_edge(*_step_extents(views[0].labels, views[1].labels, out_eff, b.sizes))
+
+
+def _is_tile_edge(m, n, k) -> bool:
+    """m or n of at most one strip of the real register-tile kernel."""
     return min(m, n, k) >= 2 and min(m, n) <= ctile_nw(False)
 
 
@@ -756,7 +760,7 @@ def _tile_edge_only(m, n, k) -> bool:
     """A GEMM priced on both engines only for its edge of at most one strip
     of the real register-tile kernel ('ij,jk,kl->il' (12104,821) F x (821,6)
     x ...: the first step packed, 7.2 ms; in tiles, 2.7 ms)."""
-    return (min(m, n, k) >= MIN_GEMM_EDGE and min(m, n) <= ctile_nw(False)
+    return (_is_tile_edge(m, n, k) and min(m, n, k) >= MIN_GEMM_EDGE
             and not (is_one_tile(m, n, k) or is_short_k(m, n, k)))
 
 
