@@ -17,7 +17,8 @@ PySCF: RCCSD (``pyscf.cc.rccsd``, the einsum-based code) on benzene / cc-pVDZ,
   pytblis  PySCF's pytblis backend (lib.einsum -> pytblis.einsum / contract):
            EINSUM_BACKEND = "pytblis", the default when pytblis is installed
   einplan  lib.einsum on einplan through the same backend hook
-           (numpy_helper.pytblis = einplan) and numpy.einsum & co. patched
+           (numpy_helper.pytblis = einplan.tblis, pytblis's API and array
+           order) and numpy.einsum & co. patched
 
 The energies after the same iterations must agree (printed, checked to 1e-8).
 quimb: the norm <P|P> of a random PEPS, contracted along one cotengra tree,
@@ -83,7 +84,7 @@ def pyscf_path(name):
             numpy_helper.EINSUM_BACKEND, numpy_helper.pytblis = "pytblis", pytblis
             yield
         else:
-            numpy_helper.EINSUM_BACKEND, numpy_helper.pytblis = "pytblis", einplan
+            numpy_helper.EINSUM_BACKEND, numpy_helper.pytblis = "pytblis", einplan.tblis
             with einplan.patched():
                 yield
     finally:

@@ -43,6 +43,7 @@
 Around the data flow, for whole programs:
     patching.py       numpy.einsum & co. routed to einplan (patch_numpy, patched)
     scaled_update.py  contract: C = alpha * einsum(a, b) + beta * C (pytblis's call)
+    tblis.py          pytblis's API (einsum, contract, tensordot) with its array order
     autoray_backend.py  einplan as autoray's numpy contractions (quimb, cotengra)
     profile.py        every distinct contraction of a program: time, engine, rate
 """
@@ -51,6 +52,7 @@ from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum
 from .config import show_config
 from .scaled_update import contract
+from . import tblis
 from .explain import Report, explain, explain_call
 from .frontends import dot, inner, matmul, outer, tensordot, vdot
 from .patching import patch_numpy, patched, restore_numpy
@@ -75,4 +77,4 @@ __all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
            "explain", "explain_call", "Report", "plan", "ContractPlan",
            "isa", "show_config", "set_num_threads", "get_num_threads",
            "contract", "patch_numpy", "restore_numpy", "patched", "profile",
-           "register_autoray"]
+           "register_autoray", "tblis"]

@@ -329,8 +329,8 @@ def matmul(a, b, out=None, *, dtype=None):
         kw = {} if dtype is None else {"dtype": dtype}
         return defer(reason, np.matmul, a, b, **_with_out(out, kw))
     subscripts, operands = matmul_spec(a, b)
-    if out is None:   # default options: einsum's hot path applies
-        res = einsum(subscripts, *operands)
+    if out is None:   # a new result is C-ordered, as numpy's matmul makes it
+        res = einsum(subscripts, *operands, order="C")
     else:
         # matmul is a ufunc: its out= follows the ufunc rule 'same_kind'
         res = einsum(subscripts, *operands, out=out, casting="same_kind")
@@ -349,7 +349,8 @@ def dot(a, b, out=None):
         return defer(str(exc), np.dot, a, b, **_with_out(out))
     if out is not None:
         _check_dot_out(out, operands)
-    return as_blas_result(einsum(subscripts, *operands, out=out),
+    # a new result is C-ordered: numpy's dot makes it so
+    return as_blas_result(einsum(subscripts, *operands, out=out, order="C"),
                           all(np.ndim(op) for op in operands))
 
 
@@ -379,8 +380,8 @@ def tensordot(a, b, axes=2):
     except _TooManyLetters as exc:
         # numpy's tensordot reshapes to a matrix product: any number of axes
         return defer(str(exc), np.tensordot, a, b, axes)
-    # numpy.tensordot returns a 0-d array, not a scalar, for a full contraction
-    return as_blas_result(np.asarray(einsum(subscripts, *operands)))
+    # numpy.tensordot returns a C-ordered array, 0-d for a full contraction
+    return as_blas_result(np.asarray(einsum(subscripts, *operands, order="C")))
 
 
 def inner(a, b):
@@ -392,7 +393,7 @@ def inner(a, b):
         subscripts, operands = inner_spec(a, b)
     except _TooManyLetters as exc:
         return defer(str(exc), np.inner, a, b)
-    return as_blas_result(einsum(subscripts, *operands), all(np.ndim(op) for op in operands))
+    return as_blas_result(einsum(subscripts, *operands, order="C"), all(np.ndim(op) for op in operands))
 
 
 def outer(a, b, out=None):

@@ -9,11 +9,17 @@ prints as numpy's default value.
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
 
 from .operands import check_options, optimize_key
+
+# The order ('C' or 'F') of the new arrays the pytblis-style calls make
+# (``contract``, ``einplan.tblis``): pytblis's default, set per thread and task
+# by ``einplan.tblis.use_default_array_order``.
+DEFAULT_ARRAY_ORDER: ContextVar[str] = ContextVar("einplan_default_array_order", default="C")
 
 
 class Omitted:

@@ -10,7 +10,9 @@ can take einplan:
 
 Semantics, as pytblis:
   * ``out=None``: a new array ``alpha * einsum(...)``; ``beta`` must be 0
-    (ValueError: there is no C to scale).  A full contraction returns a 0-d
+    (ValueError: there is no C to scale).  It is C-ordered, or F-ordered
+    inside ``einplan.tblis.use_default_array_order("F")``: pytblis's default
+    array order, not numpy.einsum's 'K'.  A full contraction returns a 0-d
     ndarray, as pytblis does (einsum returns a scalar).
   * ``out`` given: it must have the result's shape; it is updated in place
     and returned.  ``beta == 0`` never reads ``out`` (NaN or garbage in it is
@@ -42,13 +44,14 @@ from . import api as _api
 from .execute import _step_gemm, allocate
 from .operands import describe, describe_operands
 from .plan import OUT, GemmStep
-from .options import Options
+from .options import DEFAULT_ARRAY_ORDER, Options
 from .planner import make_plan
 from .spec import parse_spec
 
 __all__ = ["contract", "scale_accumulate", "runs_in_kernel"]
 
 _DEFAULT = Options()
+_NEW_ARRAY = {"C": Options(order="C"), "F": Options(order="F")}
 
 
 def _scalar(x):
@@ -92,10 +95,12 @@ def _contract(subscripts, a, b, alpha, beta, out):
         if not out.flags.writeable:
             raise ValueError("output array is read-only")
         out_info = describe(out)
-    plan = make_plan(spec, describe_operands(arrays), _DEFAULT, out_info)
+    order = DEFAULT_ARRAY_ORDER.get()
+    options = _DEFAULT if out is not None else _NEW_ARRAY[order]
+    plan = make_plan(spec, describe_operands(arrays), options, out_info)
     if runs_in_kernel(plan, dtype, alpha, beta, out, arrays):
         return _in_kernel(plan, arrays, alpha, beta, out)
-    return scale_accumulate(subscripts, arrays, alpha, beta, out, dtype)
+    return scale_accumulate(subscripts, arrays, alpha, beta, out, dtype, order)
 
 
 def runs_in_kernel(plan, dtype, alpha, beta, out, arrays) -> bool:
@@ -132,12 +137,12 @@ def _in_kernel(plan, arrays, alpha, beta, out):
     return C
 
 
-def scale_accumulate(subscripts, arrays, alpha, beta, out, dtype):
+def scale_accumulate(subscripts, arrays, alpha, beta, out, dtype, order="C"):
     """C = alpha * einsum + beta * C for plans whose last step is not one GEMM
-    into C: the product from ``einplan.einsum``, then one pass that scales
-    and adds (beta == 0 still never reads C)."""
+    into C: the product from ``einplan.einsum`` (a new one in ``order``), then
+    one pass that scales and adds (beta == 0 still never reads C)."""
     if out is None:
-        res = np.asarray(_api.einsum(subscripts, *arrays))
+        res = np.asarray(_api.einsum(subscripts, *arrays, order=order))
         if alpha != 1 or res.dtype != dtype:
             res = np.multiply(res, alpha, dtype=dtype)
         return np.asarray(res)          # a 0-d product stays an array

@@ -20,7 +20,7 @@ def pyscf_on_einplan(monkeypatch):
     _need("pyscf")
     from pyscf.lib import numpy_helper
     monkeypatch.setattr(numpy_helper, "EINSUM_BACKEND", "pytblis")
-    monkeypatch.setattr(numpy_helper, "pytblis", einplan, raising=False)
+    monkeypatch.setattr(numpy_helper, "pytblis", einplan.tblis, raising=False)
     with einplan.patched():
         yield
 
@@ -47,7 +47,7 @@ def test_pyscf_rccsd_energy_equals_unpatched(pyscf_own_path, monkeypatch):
     reference = _rccsd_energy()
     from pyscf.lib import numpy_helper
     monkeypatch.setattr(numpy_helper, "EINSUM_BACKEND", "pytblis")
-    monkeypatch.setattr(numpy_helper, "pytblis", einplan, raising=False)
+    monkeypatch.setattr(numpy_helper, "pytblis", einplan.tblis, raising=False)
     patching.reset_fallback_counts()
     with einplan.patched(), einplan.profile() as prof:
         energy = _rccsd_energy()

@@ -345,6 +345,28 @@ def test_vdot(einplan_api, dtype):
     assert_same_result(frontends.vdot(a, b), np.vdot(a, b))
 
 
+LAYOUT_CASES = [
+    ("matmul", ((5, 7), (7, 3))), ("matmul", ((4, 5, 7), (4, 7, 3))),
+    ("dot", ((5, 7), (7, 3))), ("dot", ((4, 5, 7), (7, 3))),
+    ("inner", ((5, 7), (3, 7))), ("tensordot", ((5, 6, 7), (7, 6, 3))),
+    ("outer", ((5,), (3,))),
+]
+
+
+@pytest.mark.parametrize("name, shapes", LAYOUT_CASES)
+@pytest.mark.parametrize("layout", ["F", "reversed"])
+def test_new_results_have_numpys_layout(einplan_api, name, shapes, layout):
+    # numpy's products make C-ordered results whatever the operands' layout
+    ops = [rand(s) for s in shapes]
+    ops = ([np.asfortranarray(x) for x in ops] if layout == "F"
+           else [x[(slice(None, None, -1),) * x.ndim] for x in ops])
+    args = tuple(ops) + (((1, 2), (1, 0)),) if name == "tensordot" else tuple(ops)
+    want = getattr(np, name)(*args)
+    got = getattr(frontends, name)(*args)
+    assert got.strides == want.strides
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_matmul_out_same_kind(einplan_api):
     a, b = rand((2, 3)), rand((3, 4))
     out = np.empty((2, 4), np.float32)
