@@ -18,6 +18,8 @@
       single_operand.py  one-operand calls: diagonal view, then sum or copy
     plan.py           the Plan: frozen dataclasses, the very object that runs
     execute.py     3. run a Plan: views in, output written in place
+    buffers.py        outputs and intermediates: np.empty, or a large block
+                      an earlier call freed (no page faults again)
     _native.py        the only importer of the compiled einplan._kernels
         |
         v
@@ -52,6 +54,7 @@ from ._native import get_num_threads, isa, set_num_threads
 from .api import einsum
 from .config import show_config
 from .scaled_update import contract
+from .buffers import release_buffers, set_buffer_pool
 from . import tblis
 from .explain import Report, explain, explain_call
 from .frontends import dot, inner, matmul, outer, tensordot, vdot
@@ -77,4 +80,4 @@ __all__ = ["einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot",
            "explain", "explain_call", "Report", "plan", "ContractPlan",
            "isa", "show_config", "set_num_threads", "get_num_threads",
            "contract", "patch_numpy", "restore_numpy", "patched", "profile",
-           "register_autoray", "tblis"]
+           "register_autoray", "tblis", "set_buffer_pool", "release_buffers"]

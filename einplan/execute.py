@@ -3,8 +3,9 @@
 ``run_plan(plan, operands, out)`` walks the plan's steps over a list of slots
 (slot i = operand i; later slots = intermediates):
 
-  * every buffer (output, intermediates) comes from ``np.empty`` in the
-    planned memory order: nothing that is fully overwritten is cleared first;
+  * every buffer (output, intermediates) comes from ``np.empty`` (or, when
+    large, a block an earlier call freed: buffers.py) in the planned memory
+    order: nothing that is fully overwritten is cleared first;
   * ``GemmStep`` calls ``_native.gemm`` with the ORIGINAL arrays and the
     plan's element strides: diagonals and broadcasts are just strides, no view
     or copy is made; complex GEMMs run on the complex arrays (1m), other
@@ -21,14 +22,15 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import _native
+from . import _native, buffers
 from .operands import strided_empty
 from .plan import OUT, GemmStep, NestStep, ReduceStep
 
 
 def allocate(buffer, dtype) -> np.ndarray:
-    """np.empty in ``buffer.order`` (outermost first), viewed in ``buffer.shape`` order."""
-    base = np.empty(buffer.mem_shape, dtype=dtype)
+    """np.empty in ``buffer.order`` (outermost first), viewed in ``buffer.shape``
+    order; a large one may be a block freed earlier (buffers.py)."""
+    base = buffers.empty(buffer.mem_shape, dtype)
     axes = buffer.view_axes
     return base if axes is None else base.transpose(axes)
 
@@ -88,7 +90,8 @@ def simple_runner(plan, with_out=False):
         return run_out
 
     mem_shape, perm = plan.out_buffer.mem_shape, plan.out_buffer.view_axes
-    scalar, empty = plan.scalar_result, np.empty
+    scalar = plan.scalar_result
+    empty = buffers.empty if buffers.nbytes(mem_shape, dtype) >= buffers.POOL_MIN else np.empty
 
     def run(operands):
         C = empty(mem_shape, dtype)
@@ -122,6 +125,8 @@ def _nest_runner(plan, step, with_out):
         return None
     if not with_out:
         buf = plan.out_buffer
+        if buffers.nbytes(buf.mem_shape, np.dtype(plan.dtype)) >= buffers.POOL_MIN:
+            return None     # run_plan takes its output from the pool
         return _native.nest_runner(step.native, step.inputs, buf.mem_shape, buf.view_axes,
                                    plan.scalar_result)
     call, idx = step.native, step.inputs

@@ -27,7 +27,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import _native
+from . import _native, buffers
 from .api import einsum
 from .execute import allocate
 from .explain import explain
@@ -140,6 +140,8 @@ class ContractPlan:
         step = p.only_step
         if step is None or p.out_buffer is None:
             return None
+        if buffers.nbytes(p.out_buffer.mem_shape, np.dtype(p.dtype)) >= buffers.POOL_MIN:
+            return None   # the general path takes a large output from the pool
         if isinstance(step, NestStep):
             return _nest_plan_runner(p, step, templates)
         if (not isinstance(step, GemmStep) or not step.one_call

@@ -1,0 +1,150 @@
+"""buffers.py: large outputs and intermediates reuse blocks freed by earlier calls."""
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import einplan
+from einplan import buffers
+
+RNG = np.random.default_rng(5)
+BIG = buffers.POOL_MIN // 8 * 2          # float64 elements of a pooled array
+
+
+def _ptr(x):
+    return x.__array_interface__["data"][0]
+
+
+@pytest.fixture
+def pool():
+    buffers.release_buffers()
+    old = buffers.set_buffer_pool(64 * buffers.POOL_MIN)
+    yield
+    buffers.set_buffer_pool(old)
+    buffers.release_buffers()
+
+
+def _operands(k=4):
+    # 'ka,kb->ab' and 'ka,kb->ba' with a big output: one GEMM into a fresh array
+    n = int(np.sqrt(BIG)) + 1
+    return RNG.random((k, n)), RNG.random((k, n))
+
+
+def test_a_freed_output_serves_the_next_call(pool):
+    a, b = _operands()
+    c = einplan.einsum("ka,kb->ab", a, b)
+    np.testing.assert_allclose(c, a.T @ b, rtol=1e-12)
+    first = _ptr(c)
+    assert buffers.pooled_bytes() == 0
+    del c
+    assert buffers.pooled_bytes() >= BIG * 8
+    d = einplan.einsum("ka,kb->ba", a, b)          # same size, another layout
+    assert _ptr(d) == first
+    assert buffers.pooled_bytes() == 0
+    np.testing.assert_allclose(d, b.T @ a, rtol=1e-12)
+
+
+def test_a_view_keeps_its_block(pool):
+    a, b = _operands()
+    c = einplan.einsum("ka,kb->ab", a, b)
+    view = c[1:, ::2].T
+    keep = view.copy()
+    first = _ptr(c)
+    del c
+    gc.collect()
+    d = einplan.einsum("ka,kb->ab", 2 * a, b)
+    assert _ptr(d) != first                         # the block is still in use
+    np.testing.assert_array_equal(view, keep)
+    del view
+    e = einplan.einsum("ka,kb->ab", a, b)
+    assert _ptr(e) == first
+    np.testing.assert_allclose(d, 2 * (a.T @ b), rtol=1e-12)
+
+
+def test_small_arrays_and_an_off_pool_are_plain_np_empty(pool):
+    x = einplan.einsum("ij,jk->ik", RNG.random((30, 40)), RNG.random((40, 50)))
+    assert x.flags.owndata
+    buffers.set_buffer_pool(0)
+    a, b = _operands()
+    c = einplan.einsum("ka,kb->ab", a, b)
+    assert c.flags.owndata
+    del c
+    assert buffers.pooled_bytes() == 0
+
+
+def test_the_limit_drops_the_oldest_blocks(pool):
+    buffers.set_buffer_pool(int(BIG * 8 * 1.5))     # room for one block
+    a, b = _operands()
+    c1 = einplan.einsum("ka,kb->ab", a, b)
+    c2 = einplan.einsum("ka,kb->ab", b, a)
+    p2 = _ptr(c2)
+    del c1
+    del c2
+    assert BIG * 8 <= buffers.pooled_bytes() <= BIG * 8 * 1.5
+    c3 = einplan.einsum("ka,kb->ab", a, b)
+    assert _ptr(c3) == p2                           # the newest one stayed
+    assert buffers.release_buffers() == 0
+
+
+def test_release_gives_blocks_back(pool):
+    a, b = _operands()
+    del_me = einplan.einsum("ka,kb->ab", a, b)
+    del del_me
+    assert buffers.release_buffers() >= BIG * 8
+    assert buffers.pooled_bytes() == 0
+
+
+def test_a_block_serves_no_request_much_smaller_or_larger(pool):
+    a, b = _operands()
+    first = einplan.einsum("ka,kb->ab", a, b)
+    p = _ptr(first)
+    del first
+    n = a.shape[1]
+    small = einplan.einsum("ka,kb->ab", a[:, : n // 2], b)      # half the bytes
+    assert _ptr(small) != p
+    big = einplan.einsum("ka,kb->ab", np.hstack([a, a]), b)
+    assert _ptr(big) != p
+    np.testing.assert_allclose(small, a[:, : n // 2].T @ b, rtol=1e-12)
+
+
+def test_intermediates_and_nest_outputs_come_from_the_pool(pool):
+    n = int(np.sqrt(BIG)) + 1
+    x, y = RNG.random(n), RNG.random(n)
+    outer = einplan.einsum("i,j->ij", x, y)           # the loop-nest engine
+    np.testing.assert_allclose(outer, np.outer(x, y), rtol=1e-12)
+    assert not outer.flags.owndata
+    p = _ptr(outer)
+    del outer
+    again = einplan.einsum("i,j->ji", y, x)
+    assert _ptr(again) == p
+    np.testing.assert_allclose(again, np.outer(y, x).T, rtol=1e-12)
+
+
+def test_threads_get_distinct_blocks(pool):
+    a, b = _operands()
+    ref = a.T @ b
+    errors, ptrs, lock = [], [], threading.Lock()
+
+    def work(i):
+        for _ in range(6):
+            c = einplan.einsum("ka,kb->ab", a, b)
+            with lock:
+                ptrs.append(_ptr(c))
+            c += i
+            if not np.allclose(c - i, ref, rtol=1e-12):
+                errors.append(i)
+            del c
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(set(ptrs)) <= 6            # blocks were reused, not made afresh each time
+
+
+def test_errors():
+    with pytest.raises(ValueError):
+        buffers.set_buffer_pool(-1)
