@@ -4,8 +4,9 @@
 (slot i = operand i; later slots = intermediates):
 
   * every buffer (output, intermediates) comes from ``np.empty`` (or, when
-    large, a block an earlier call freed: buffers.py) in the planned memory
-    order: nothing that is fully overwritten is cleared first;
+    large and written by the packed GEMM, a block an earlier call freed:
+    buffers.py) in the planned memory order: nothing that is fully
+    overwritten is cleared first;
   * ``GemmStep`` calls ``_native.gemm`` with the ORIGINAL arrays and the
     plan's element strides: diagonals and broadcasts are just strides, no view
     or copy is made; complex GEMMs run on the complex arrays (1m), other
@@ -27,10 +28,11 @@ from .operands import strided_empty
 from .plan import OUT, GemmStep, NestStep, ReduceStep
 
 
-def allocate(buffer, dtype) -> np.ndarray:
+def allocate(buffer, dtype, pooled=False) -> np.ndarray:
     """np.empty in ``buffer.order`` (outermost first), viewed in ``buffer.shape``
-    order; a large one may be a block freed earlier (buffers.py)."""
-    base = buffers.empty(buffer.mem_shape, dtype)
+    order; ``pooled`` (an array the packed GEMM writes): a large one may be a
+    block freed earlier (buffers.py)."""
+    base = (buffers.empty if pooled else np.empty)(buffer.mem_shape, dtype)
     axes = buffer.view_axes
     return base if axes is None else base.transpose(axes)
 
@@ -56,6 +58,18 @@ def strided_like(out):
     """A fresh array with exactly ``out``'s element strides (for overlap temps)."""
     item = out.itemsize
     return strided_empty(out.shape, [s // item for s in out.strides], out.dtype)
+
+
+def gemm_writes_out(plan) -> bool:
+    """Whether the packed GEMM writes the output: then a large output comes
+    from the pool of freed blocks.  The loop nests' stores are scattered
+    across lines ('ia,ib,ic->abc' writes vectors along b, 1.7 KB apart), and
+    fresh pages, which the kernel zeroes into cache just before the first
+    store, took them at twice the speed of reused memory (59 MB: 24 against
+    48 ms); the GEMM's C tiles go out as rows of whole vectors and gain
+    (600 MB: 74 against 147 ms)."""
+    step = plan.steps[-1] if plan.steps else None
+    return isinstance(step, GemmStep) and step.c == OUT
 
 
 def simple_runner(plan, with_out=False):
@@ -125,8 +139,6 @@ def _nest_runner(plan, step, with_out):
         return None
     if not with_out:
         buf = plan.out_buffer
-        if buffers.nbytes(buf.mem_shape, np.dtype(plan.dtype)) >= buffers.POOL_MIN:
-            return None     # run_plan takes its output from the pool
         return _native.nest_runner(step.native, step.inputs, buf.mem_shape, buf.view_axes,
                                    plan.scalar_result)
     call, idx = step.native, step.inputs
@@ -151,7 +163,7 @@ def run_plan(plan, operands, out=None):
     if out is not None and (plan.out_cast or _overlaps(out, operands)):
         target = allocate(plan.out_buffer, dtype) if plan.out_cast else strided_like(out)
     elif out is None and plan.out_buffer is not None and not plan.is_view:
-        target = allocate(plan.out_buffer, dtype)
+        target = allocate(plan.out_buffer, dtype, gemm_writes_out(plan))
 
     slots = list(operands) + [None] * (plan.n_slots - len(operands))
     for step in plan.steps:
@@ -309,7 +321,7 @@ def _run_gemm(step, slots, target, dtype):
     if step.c == OUT:
         C = target
     else:
-        C = allocate(step.c_buffer, dtype)
+        C = allocate(step.c_buffer, dtype, pooled=True)
         slots[step.c] = C
     gemm = _step_gemm(step)
     if step.complex_mode != "cc":   # real, or complex by 1m: one kernel call

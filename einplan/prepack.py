@@ -140,10 +140,10 @@ class ContractPlan:
         step = p.only_step
         if step is None or p.out_buffer is None:
             return None
-        if buffers.nbytes(p.out_buffer.mem_shape, np.dtype(p.dtype)) >= buffers.POOL_MIN:
-            return None   # the general path takes a large output from the pool
         if isinstance(step, NestStep):
             return _nest_plan_runner(p, step, templates)
+        if buffers.nbytes(p.out_buffer.mem_shape, np.dtype(p.dtype)) >= buffers.POOL_MIN:
+            return None   # the general path takes a large output from the pool
         if (not isinstance(step, GemmStep) or not step.one_call
                 or _native.reference_gemm() is not None):
             return None   # the runner calls the compiled descriptor directly
@@ -217,7 +217,7 @@ class ContractPlan:
             A = np.array(A, order="C")
         p = self._plan
         if out is None:
-            C = allocate(self._out_buffer, p.dtype)
+            C = allocate(self._out_buffer, p.dtype, pooled=True)
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError("'out' must be an array")

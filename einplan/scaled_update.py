@@ -119,7 +119,7 @@ def runs_in_kernel(plan, dtype, alpha, beta, out, arrays) -> bool:
 
 def _in_kernel(plan, arrays, alpha, beta, out):
     step = plan.steps[0]
-    C = out if out is not None else allocate(plan.out_buffer, np.dtype(plan.dtype))
+    C = out if out is not None else allocate(plan.out_buffer, np.dtype(plan.dtype), pooled=True)
     A, B = arrays[step.a], arrays[step.b]
     gemm = _step_gemm(step)
     alpha, beta = float(alpha), float(beta)
