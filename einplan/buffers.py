@@ -21,6 +21,7 @@ handed out are ordinary ndarrays; their ``base`` is the block.
 from __future__ import annotations
 
 import collections
+import math
 import os
 import threading
 
@@ -94,10 +95,7 @@ def _drain_locked() -> None:
 
 def nbytes(shape, dtype: np.dtype) -> int:
     """The bytes of an array of this shape and dtype."""
-    n = dtype.itemsize
-    for s in shape:
-        n *= s
-    return n
+    return math.prod(shape) * dtype.itemsize
 
 
 def empty(shape, dtype) -> np.ndarray:
@@ -109,12 +107,10 @@ def empty(shape, dtype) -> np.ndarray:
     raw = None
     with _lock:
         _drain_locked()
-        best = None
-        for key, blk in _free.items():
-            size = blk.nbytes
-            if n <= size <= n * _SLACK and (best is None or size < _free[best].nbytes):
-                best = key
-        if best is not None:
+        fits = [(blk.nbytes, key) for key, blk in _free.items()
+                 if n <= blk.nbytes <= n * _SLACK]
+        if fits:
+            best = min(fits)[1]
             raw = _free.pop(best)
             _state["bytes"] -= raw.nbytes
     if raw is None:

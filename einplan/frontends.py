@@ -372,16 +372,23 @@ def _check_dot_out(out, operands: tuple) -> None:
 
 def tensordot(a, b, axes=2):
     """numpy.tensordot(a, b, axes) run through einplan.einsum (always an ndarray)."""
-    reason = _numpy_reason(a, b)
-    if reason is not None:
-        return defer(reason, np.tensordot, a, b, axes)
-    try:
-        subscripts, operands = tensordot_spec(a, b, axes)
-    except _TooManyLetters as exc:
-        # numpy's tensordot reshapes to a matrix product: any number of axes
-        return defer(str(exc), np.tensordot, a, b, axes)
     # numpy.tensordot returns a C-ordered array, 0-d for a full contraction
-    return as_blas_result(np.asarray(einsum(subscripts, *operands, order="C")))
+    return tensordot_in_order(a, b, axes, "C")
+
+
+def tensordot_in_order(a, b, axes, order):
+    """tensordot with the result written in ``order`` ('C' or 'F')."""
+    reason = _numpy_reason(a, b)
+    if reason is None:
+        try:
+            subscripts, operands = tensordot_spec(a, b, axes)
+        except _TooManyLetters as exc:
+            # numpy's tensordot reshapes to a matrix product: any number of axes
+            reason = str(exc)
+    if reason is not None:
+        res = defer(reason, np.tensordot, a, b, axes)      # C-ordered, as numpy's
+        return res.copy(order="F") if order == "F" and res.ndim > 1 else res
+    return as_blas_result(np.asarray(einsum(subscripts, *operands, order=order)))
 
 
 def inner(a, b):

@@ -72,17 +72,11 @@ def einsum(*operands, out=None, optimize=True, complex_real_contractions=True, *
     return _api.einsum(*operands, out=out, order=order, optimize=optimize)
 
 
-def contract(subscripts, a, b, alpha=1.0, beta=0.0, out=None, conja=False, conjb=False,
-             allow_partial_trace=False, complex_real_contractions=True):
-    """pytblis.contract: C = alpha * einsum(subscripts, a, b) + beta * C, a new C
-    in the default array order (``einplan.contract`` is this call)."""
-    return _scaled_update.contract(subscripts, a, b, alpha, beta, out, conja, conjb,
-                                   allow_partial_trace, complex_real_contractions)
+# pytblis.contract: C = alpha * einsum(subscripts, a, b) + beta * C, a new C in
+# the default array order (scaled_update.py reads it)
+contract = _scaled_update.contract
 
 
 def tensordot(a, b, axes=2):
     """pytblis.tensordot: numpy.tensordot's call, the result in the default array order."""
-    res = _frontends.tensordot(a, b, axes)
-    if DEFAULT_ARRAY_ORDER.get() == "F" and res.ndim > 1 and not res.flags.f_contiguous:
-        res = res.copy(order="F")
-    return res
+    return _frontends.tensordot_in_order(a, b, axes, DEFAULT_ARRAY_ORDER.get())
