@@ -436,11 +436,20 @@ def traffic(loops, itemsize, held=0):
                     ragged[j] = False   # the next row continues the stream
                 elif not jump[j]:
                     jump[j] = step
-            if abs(st_row[j]) == 1 and not leap[j]:
-                if step == run[j]:
+            if abs(st_row[j]) == 1:
+                if not leap[j] and step == run[j]:
                     run[j] *= extent    # the next row continues the run
-                else:
+                elif not leap[j]:
                     leap[j] = step
+                elif step == run[j] and streams[j] <= PREFETCH_STREAMS:
+                    # the rows the loops inside interleave each continue
+                    # their own stream here, few enough for the prefetcher
+                    # to follow them all: no stream restarts ('jiab,iajb'
+                    # (21,21,93,93) x (21,93,21,93) f64 with j around the
+                    # rows of b: 21 streams, 2.2 ms; with the 1953 rows of
+                    # ia there, 2.9 ms)
+                    leap[j] = 0
+                    run[j] *= extent
             streams[j] *= extent
             f = extent
             if sparse[j] and step < LINE and fits:
