@@ -723,6 +723,24 @@ def test_a_summed_loop_around_a_kept_row_prices_its_output_visits(one_thread):
            "float64", 7)
 
 
+def test_output_rows_revisited_from_l2_price_their_loads_and_stores(one_thread):
+    """'ia,ib,ic->abc' (4,4) x (4,46) x (4,51387) f64: as one nest, the
+    output rows of 411 KB (past L1, in L2) are visited once per i, each
+    visit after the first a load and a store from L2 with no memory traffic
+    beside it: 20 ms into a written output; an outer product, then the
+    small-edge kernel with i in registers: 11-12 ms.  The one nest's
+    predicted time counts those visits, and the path wins."""
+    rng = np.random.default_rng(14)
+    a = rand((4, 8), "float64", rng=rng)[:, ::2]
+    b = rand((4, 46), "float64", rng=rng)
+    c = rand((4, 51387), "float64", rng=rng)[::-1]
+    steps = _steps("ia,ib,ic->abc", a, b, c)
+    assert len(steps) == 2 and steps[-1].short == 4, steps
+    small = (a, b[:, :9], c[:, :700])
+    _close(einplan.einsum("ia,ib,ic->abc", *small), np.einsum("ia,ib,ic->abc", *small),
+           "float64", 4)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("S", [2, 3, 5, 8])
 def test_one_input_summed_over_a_short_loop_per_row(isa, dtype, S, one_thread):
