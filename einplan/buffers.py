@@ -9,9 +9,10 @@ again: 0.5-2 s for 600 MB.  Iterative programs make the same large results on
 every iteration (PySCF's coupled-cluster Wvvvv, 600 MB, twice per iteration)
 and pay it each time.
 
-So an array of at least ``POOL_MIN`` bytes that the packed GEMM writes
-(execute.gemm_writes_out: the loop nests' scattered stores are faster into
-freshly zeroed pages) is a block that waits, once the last array viewing it
+So an array of at least ``POOL_MIN`` bytes written in rows of whole vectors
+(execute.writes_out_in_rows: the packed GEMM, or a loop nest whose row runs
+along the output's unit stride; a nest's stores scattered across lines are
+faster into freshly zeroed pages) is a block that waits, once the last array viewing it
 is gone, in a pool of at most ``pool_limit()`` bytes (least recently freed
 dropped first) for the next request it fits: no smaller than asked and at
 most a quarter larger.  ``set_buffer_pool(0)`` turns the pool off;

@@ -30,7 +30,7 @@ from .plan import OUT, GemmStep, NestStep, ReduceStep
 
 def allocate(buffer, dtype, pooled=False) -> np.ndarray:
     """np.empty in ``buffer.order`` (outermost first), viewed in ``buffer.shape``
-    order; ``pooled`` (an array the packed GEMM writes): a large one may be a
+    order; ``pooled`` (an array written in rows, writes_out_in_rows): a large one may be a
     block freed earlier (buffers.py)."""
     base = (buffers.empty if pooled else np.empty)(buffer.mem_shape, dtype)
     axes = buffer.view_axes
@@ -60,15 +60,25 @@ def strided_like(out):
     return strided_empty(out.shape, [s // item for s in out.strides], out.dtype)
 
 
-def gemm_writes_out(plan) -> bool:
-    """Whether the packed GEMM writes the output: then a large output comes
-    from the pool of freed blocks.  The loop nests' stores are scattered
-    across lines ('ia,ib,ic->abc' writes vectors along b, 1.7 KB apart), and
-    fresh pages, which the kernel zeroes into cache just before the first
-    store, took them at twice the speed of reused memory (59 MB: 24 against
-    48 ms); the GEMM's C tiles go out as rows of whole vectors and gain
-    (600 MB: 74 against 147 ms)."""
+POOL_ROW_BYTES = 1024     # shortest contiguous output row of a nest whose output is pooled
+
+
+def writes_out_in_rows(plan) -> bool:
+    """Whether the output is written in rows of whole vectors, one after
+    another: then a large output comes from the pool of freed blocks.  The
+    packed GEMM's C tiles go out so (600 MB: 74 ms into reused memory, 147
+    fresh), and so does a loop nest whose row runs along the output's unit
+    stride for a kilobyte or more ('ia,ib,ic->abc' (4,4) x (4,46) x (4,51387)
+    f64, 75 MB: 14 ms reused, 24 fresh).  A nest whose row strides across the
+    output scatters its stores across lines ('ia,ib,ic->abc' writing vectors
+    along b 1.7 KB apart), and fresh pages, which the kernel zeroes into
+    cache just before the first store, took them at twice the speed of
+    reused memory (59 MB: 24 against 48 ms)."""
     step = plan.steps[-1] if plan.steps else None
+    if isinstance(step, NestStep) and step.dst == OUT and step.loops:
+        row = step.loops[-1]
+        return (abs(row.strides[-1]) == 1
+                and row.extent * np.dtype(plan.dtype).itemsize >= POOL_ROW_BYTES)
     return isinstance(step, GemmStep) and step.c == OUT
 
 
@@ -139,6 +149,9 @@ def _nest_runner(plan, step, with_out):
         return None
     if not with_out:
         buf = plan.out_buffer
+        if (writes_out_in_rows(plan)
+                and buffers.nbytes(buf.mem_shape, np.dtype(plan.dtype)) >= buffers.POOL_MIN):
+            return _pooled_nest_runner(plan, step)
         return _native.nest_runner(step.native, step.inputs, buf.mem_shape, buf.view_axes,
                                    plan.scalar_result)
     call, idx = step.native, step.inputs
@@ -153,6 +166,18 @@ def _nest_runner(plan, step, with_out):
     return run_out
 
 
+def _pooled_nest_runner(plan, step):
+    """A one-nest plan's runner whose large output comes from the pool (the
+    compiled runner allocates with np.empty)."""
+    buf, dtype, call, idx = plan.out_buffer, np.dtype(plan.dtype), step.native, step.inputs
+
+    def run(operands):
+        out = allocate(buf, dtype, pooled=True)
+        call(tuple([operands[i] for i in idx]), out)
+        return out
+    return run
+
+
 def run_plan(plan, operands, out=None):
     """Execute ``plan`` on ``operands`` (ndarrays matching the planned layouts)."""
     if plan.fallback is not None:
@@ -163,7 +188,7 @@ def run_plan(plan, operands, out=None):
     if out is not None and (plan.out_cast or _overlaps(out, operands)):
         target = allocate(plan.out_buffer, dtype) if plan.out_cast else strided_like(out)
     elif out is None and plan.out_buffer is not None and not plan.is_view:
-        target = allocate(plan.out_buffer, dtype, gemm_writes_out(plan))
+        target = allocate(plan.out_buffer, dtype, writes_out_in_rows(plan))
 
     slots = list(operands) + [None] * (plan.n_slots - len(operands))
     for step in plan.steps:

@@ -108,16 +108,35 @@ def test_a_block_serves_no_request_much_smaller_or_larger(pool):
     np.testing.assert_allclose(small, a[:, : n // 2].T @ b, rtol=1e-12)
 
 
-def test_loop_nest_outputs_are_fresh_memory(pool):
-    # the nests' scattered stores run faster into freshly zeroed pages
+def test_loop_nest_outputs_written_in_rows_are_pooled(pool):
+    # a nest whose row runs along the output's unit stride writes whole
+    # vectors one after another, as the packed GEMM does
     n = int(np.sqrt(BIG)) + 1
     x, y = RNG.random(n), RNG.random(n)
+    for runs in range(2):                  # the compiled runner, then the cached plan's
+        a, b = _operands()
+        c = einplan.einsum("ka,kb->ab", a, b)
+        block = _ptr(c)
+        del c                                         # a block waits in the pool
+        outer = einplan.einsum("i,j->ij", x, y)       # the loop-nest engine
+        np.testing.assert_allclose(outer, np.outer(x, y), rtol=1e-12)
+        assert _ptr(outer) == block, runs
+        assert not outer.flags.owndata
+        del outer
+
+
+def test_loop_nest_outputs_scattered_across_lines_are_fresh_memory(pool):
+    # a row striding across the output scatters its stores, which run
+    # faster into freshly zeroed pages
+    x, y = RNG.random((3, BIG // 3 + 1)), RNG.random((3, BIG // 3 + 1))
+    (step,) = einplan.explain("ab,ab->ba", x, y, order="C").plan.steps
+    assert abs(step.loops[-1].strides[-1]) > 1, step
     a, b = _operands()
     c = einplan.einsum("ka,kb->ab", a, b)
-    del c                                             # a block waits in the pool
-    outer = einplan.einsum("i,j->ij", x, y)           # the loop-nest engine
-    np.testing.assert_allclose(outer, np.outer(x, y), rtol=1e-12)
-    assert outer.flags.owndata
+    del c
+    t = einplan.einsum("ab,ab->ba", x, y, order="C")
+    np.testing.assert_array_equal(t, (x * y).T)
+    assert t.flags.owndata
     assert buffers.pooled_bytes() >= BIG * 8
 
 
