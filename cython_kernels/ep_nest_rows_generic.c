@@ -26,6 +26,7 @@
 #define NT_TGT
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_gc_##x
+#define NT_REAL(x) ep_nest_gs_##x   // the real kernels of the same element type
 #define T float
 #define IT int32_t
 #define CPX 1
@@ -33,6 +34,7 @@
 #define NT_TGT
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_gz_##x
+#define NT_REAL(x) ep_nest_gd_##x   // the real kernels of the same element type
 #define T double
 #define IT int64_t
 #define CPX 1

@@ -442,10 +442,39 @@ NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
                       ep_inc_t fro, ep_inc_t fs, ep_dim_t n, T *o, ep_inc_t oo, ep_inc_t ol,
                       int first)
 {
+    const ep_dim_t H = VL / 2;          // complex elements per vector
+#ifdef NT_REAL
+    if (f && xro == 0 && fs == 1 && ol == 1 && n < H && R > 1) {
+        // rows shorter than a vector against an x shared by every row, each
+        // row's factors side by side and its output contiguous: the real
+        // kernel's sum over 2 S (at most EP_NEST_SHORT, so S in chunks)
+        // with x as the 2 S x 2 n real matrix of blocks [[xr, xi], [-xi,
+        // xr]] -- the factors' (re, im) pairs are its rows' weights and the
+        // output's pairs its columns -- so the rows run across in vectors
+        // as real ones do ('iab,bc->aic' (1205,1636,4) x (4,3) c64: 80 ms
+        // a row at a time, element by element; numpy 22)
+        enum { SC = EP_NEST_SHORT / 2 };
+        T xe[EP_NEST_SHORT * VL];
+        const ep_dim_t w = 2 * n;
+        for (int s0 = 0; s0 < S; s0 += SC) {
+            const int sc = S - s0 < SC ? S - s0 : SC;
+            for (int s = 0; s < sc; s++)
+                for (ep_dim_t l = 0; l < n; l++) {
+                    const T re = x[2 * ((s0 + s) * xs + l)], im = x[2 * ((s0 + s) * xs + l) + 1];
+                    xe[2 * s * w + 2 * l] = re;
+                    xe[2 * s * w + 2 * l + 1] = im;
+                    xe[(2 * s + 1) * w + 2 * l] = -im;
+                    xe[(2 * s + 1) * w + 2 * l + 1] = re;
+                }
+            NT_REAL(sum_s_fn)[2 * sc - 1](R, xe, 0, w, f + 2 * s0, 2 * fro, 1, w, o, 2 * oo, 1,
+                                          first && s0 == 0);
+        }
+        return;
+    }
+#endif
     const NT(ivec) sw = NT_PAIR_SWAP;
     NT(vec) alt = {0};
     for (int v = 0; v < VL; v++) alt[v] = v & 1 ? 1 : -1;
-    const ep_dim_t H = VL / 2;          // complex elements per vector
     for (ep_dim_t r = 0; r < R; r++, x += 2 * xro, o += 2 * oo) {
         T c[2 * EP_NEST_SHORT];
         NT(vec) cr[EP_NEST_SHORT], ci[EP_NEST_SHORT];

@@ -3285,6 +3285,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_ST
 #undef NB
 #undef NT
+#undef NT_REAL
 #undef T
 #undef IT
 #undef CPX

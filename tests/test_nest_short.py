@@ -68,6 +68,38 @@ def test_sum_over_short_loop(isa, dtype, S, n, one_thread):
         _close(o, want_3, dtype, S)
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("S", [1, 2, 3, 4, 5, 8])
+def test_complex_rows_shorter_than_a_vector_run_as_real(isa, dtype, S, one_thread):
+    """'ij,jk->ik' complex with k shorter than a vector, B shared by every
+    row: the real kernel's sum over 2 S on B expanded to [[br, bi], [-bi,
+    br]] blocks (S in chunks of EP_NEST_SHORT / 2, the later ones adding).
+    Rows end to end (the real kernel runs them across) and apart in a
+    NaN-filled output whose gaps must stay NaN; enough rows for whole
+    periods and a few; an outer summed loop whose second visit adds; the
+    factors' rows strided."""
+    rng = np.random.default_rng(300 + S)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    for n in range(1, max(2, lanes)):
+        for R in (2, 7, 61):
+            A = rand((2, R, 2 * S), dtype, rng=rng)[:, :, ::2]     # factors (t, i, j), strided rows
+            B = rand((2, S, n), dtype, rng=rng)                     # shared rows (t, j, k)
+            sa, sb = _st(A), _st(B)
+            for gap in (0, 2):
+                big = np.full((R, n + gap), np.nan, dtype)
+                o = big[:, :n]
+                so = _st(o)
+                _run(dtype, [(R, sa[1], 0, so[0]), (S, sa[2], sb[1], 0), (n, 0, sb[2], so[1])],
+                     (A[0], B[0]), o, isa)
+                _close(o, A[0] @ B[0], dtype, S)
+                if gap:
+                    assert np.isnan(big[:, n:]).all()
+                o[...] = np.nan
+                _run(dtype, [(2, sa[0], sb[0], 0), (R, sa[1], 0, so[0]), (S, sa[2], sb[1], 0),
+                             (n, 0, sb[2], so[1])], (A, B), o, isa)
+                _close(o, np.einsum("tij,tjk->ik", A, B), dtype, 2 * S)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("S", [1, 2, 3, 4, 5, 8])
 @pytest.mark.parametrize("n", [1, 2, 5, 8, 16, 33, 100])

@@ -31,6 +31,7 @@
 #define NT_FMA 1        // the small-edge and register-tile kernels may use FMA (ep_cpu.c)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_ac_##x
+#define NT_REAL(x) ep_nest_as_##x   // the real kernels of the same element type
 #define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs256d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
 #define T float
 #define IT int32_t
@@ -40,6 +41,7 @@
 #define NT_FMA 1        // the small-edge and register-tile kernels may use FMA (ep_cpu.c)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_az_##x
+#define NT_REAL(x) ep_nest_ad_##x   // the real kernels of the same element type
 #define T double
 #define IT int64_t
 #define CPX 1

@@ -29,6 +29,7 @@
 #define NT_TGT EP_NT512
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xc_##x
+#define NT_REAL(x) ep_nest_xs_##x   // the real kernels of the same element type
 #define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
 #define T float
 #define IT int32_t
@@ -37,6 +38,7 @@
 #define NT_TGT EP_NT512
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xz_##x
+#define NT_REAL(x) ep_nest_xd_##x   // the real kernels of the same element type
 #define T double
 #define IT int64_t
 #define CPX 1
