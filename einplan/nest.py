@@ -1264,8 +1264,13 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         unit = all(abs(s) <= 1 for s in last.strides)
         plain = plain_cycles(loops, itemsize, 0, "prod/contig" if unit else "prod/strided",
                              complex_=is_complex)
+    # a real tile kernel over a K this short stores its tiles for a few
+    # FMAs each: the stores, not the one pass over x, set its speed
+    # ('ia,ib,ic->abc' (2,15) x (2,5534) x (2,182) f32, K = 2: 16 ms as
+    # tiles; packed, 3.3 ms; numpy 9)
     if ctile is not None and (ctile_cycles(ctile, itemsize, is_complex) < plain if is_complex
-                              else ctile_reads_once(ctile, itemsize)):
+                              else ctile[-2].extent > MAX_SHORT
+                              and ctile_reads_once(ctile, itemsize)):
         loops = merge_loops(ctile[:-3]) + ctile[-3:]
         short = 0
     else:
