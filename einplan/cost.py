@@ -33,8 +33,7 @@ import numpy as np
 
 from . import _native, model
 from .nest import (COMPLEX_OPS, L3_SHARE, ctile_parts, gathers_row, l1_bytes, l2_resident,
-                   operand_bytes, packed,
-                   rows_per_start, traffic, vector_lanes)
+                   operand_bytes, packed, rows_per_start, traffic, vector_lanes)
 from .plan import GemmStep, NestStep, ReduceStep
 
 NOMINAL_GHZ = 3.0
