@@ -15,8 +15,11 @@
 // first copied into a contiguous [s][l] buffer: once per call when it is
 // constant along O (a GEMM's small operand), else per row.  The S extent is a
 // compile-time constant in the SIMD paths (one instantiation per S), so the
-// short loop unrolls into registers.  Complex dtypes run the generic path
-// (any strides, no buffers, still no per-row set-up).
+// short loop unrolls into registers.  Complex dtypes take the sum over S
+// only (NT(csum_s)): rows shorter than a vector as the real kernel's sum
+// over 2 S (NT_REAL names the real instantiation), longer ones in complex
+// vectors; other complex calls run the generic path (any strides, no
+// buffers, still no per-row set-up).
 // The kernel's products and sums contract into FMAs where the kernel set has
 // them (ISO C mode keeps them apart otherwise): the avx2 set runs only where
 // the CPU has FMA too (ep_cpu.c), NT_FMA says so; AVX-512F implies FMA.
