@@ -50,7 +50,7 @@ from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, MIN_GEMM_EDGE, choose_engine,
                    ctile_by_cost, ctile_nw, engine_by_cost, is_one_tile, is_short_k, is_thin,
-                   l2_bytes, nest_dtype_ok, nest_step, step_kind)
+                   l2_bytes, nest_dtype_ok, nest_step, step_kind, vector_lanes)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -170,13 +170,18 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
             # a real thin GEMM: planned on the packed engine too, the cheaper
             # runs (complex stays in the nest: the packed engine's 1m panels,
             # twice B's bytes and padded to whole tiles, cost more than its
-            # price says)
+            # price says -- except where the nest's rows would be shorter
+            # than a vector, _short_complex_rows)
             if _thin_pair(b, views, out_eff) and dtype in _NATIVE:
                 gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
                 engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
                 if engine == "gemm" and gemm.fallback is None:
                     return _with_why(gemm, why)
                 return replace(plan, steps=(replace(plan.steps[0], why=_notes(why, laid)),))
+            if _thin_pair(b, views, out_eff) and _short_complex_rows(plan.steps[0], dtype):
+                gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
+                if gemm.fallback is None:
+                    return _with_why(gemm, SHORT_COMPLEX_ROWS_WHY)
             return _relayout_or(plan, b, views, dtype, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
         tiles = _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype,
@@ -184,6 +189,24 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         return gemm if tiles is None else tiles
     return _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
                           out_eff)
+
+
+SHORT_COMPLEX_ROWS_WHY = ("gemm: the nest's complex rows would be shorter than a vector "
+                          "(the packed 1m engine runs such thin GEMMs 1.4-2.5x faster)")
+
+
+def _short_complex_rows(step, dtype) -> bool:
+    """A complex nest step of the small-edge kernel whose rows hold fewer
+    elements than a vector: the packed 1m engine runs it faster, though its
+    price says otherwise (1 thread, 'ij,jk->ik' with m = 1.97M, ms nest /
+    packed / numpy: c64 k=8 n=3 51.9 / 20.7 / 39.4; k=4 n=3 19.2 / 10.9 /
+    21.1; c128 k=4 n=3 33.8 / 19.2 / 46.6; (7123,3) x (3,158):F c64 1.32 /
+    0.96 / 1.02); from a vector on, the nest's complex vectors hold their
+    own (c64 k=2 n=8: 33.9 ms, numpy 41)."""
+    if dtype not in _COMPLEX or not isinstance(step, NestStep) or not step.short:
+        return False
+    real = _COMPLEX[dtype].itemsize
+    return step.loops[-1].extent < vector_lanes(real) // 2
 
 
 def _notes(*parts) -> str:
