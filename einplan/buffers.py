@@ -12,8 +12,8 @@ and pay it each time.
 So an array of at least ``POOL_MIN`` bytes written in rows of whole vectors
 (execute.writes_out_in_rows: the packed GEMM, or a loop nest whose row runs
 along the output's unit stride; a nest's stores scattered across lines are
-faster into freshly zeroed pages) is a block that waits, once the last array viewing it
-is gone, in a pool of at most ``pool_limit()`` bytes (least recently freed
+faster into freshly zeroed pages) is a block that waits, once the last
+array viewing it is gone, in a pool of at most ``pool_limit()`` bytes (least recently freed
 dropped first) for the next request it fits: no smaller than asked and at
 most a quarter larger.  ``set_buffer_pool(0)`` turns the pool off;
 ``release_buffers()`` gives the blocks back to the system.  The arrays

@@ -4,8 +4,8 @@
 (slot i = operand i; later slots = intermediates):
 
   * every buffer (output, intermediates) comes from ``np.empty`` (or, when
-    large and written by the packed GEMM, a block an earlier call freed:
-    buffers.py) in the planned memory order: nothing that is fully
+    large and written in rows, a block an earlier call freed: buffers.py,
+    writes_out_in_rows) in the planned memory order: nothing that is fully
     overwritten is cleared first;
   * ``GemmStep`` calls ``_native.gemm`` with the ORIGINAL arrays and the
     plan's element strides: diagonals and broadcasts are just strides, no view
@@ -84,6 +84,15 @@ def writes_out_in_rows(plan) -> bool:
     return isinstance(step, GemmStep) and step.c == OUT
 
 
+def pools_output(plan) -> bool:
+    """Whether a fresh output of ``plan`` comes from the pool: written in
+    rows and at least ``buffers.POOL_MIN`` bytes (the compiled runners,
+    which allocate with np.empty, step aside for it)."""
+    buf = plan.out_buffer
+    return (buf is not None and writes_out_in_rows(plan)
+            and buffers.nbytes(buf.mem_shape, np.dtype(plan.dtype)) >= buffers.POOL_MIN)
+
+
 def simple_runner(plan, with_out=False):
     """For the common plan -- one real GEMM into a fresh output, or into the
     caller's ``out=`` (``with_out``) -- a closure that does only that (output
@@ -117,7 +126,7 @@ def simple_runner(plan, with_out=False):
 
     mem_shape, perm = plan.out_buffer.mem_shape, plan.out_buffer.view_axes
     scalar = plan.scalar_result
-    empty = buffers.empty if buffers.nbytes(mem_shape, dtype) >= buffers.POOL_MIN else np.empty
+    empty = buffers.empty if pools_output(plan) else np.empty
 
     def run(operands):
         C = empty(mem_shape, dtype)
@@ -151,8 +160,7 @@ def _nest_runner(plan, step, with_out):
         return None
     if not with_out:
         buf = plan.out_buffer
-        if (writes_out_in_rows(plan)
-                and buffers.nbytes(buf.mem_shape, np.dtype(plan.dtype)) >= buffers.POOL_MIN):
+        if pools_output(plan):
             return _pooled_nest_runner(plan, step)
         return _native.nest_runner(step.native, step.inputs, buf.mem_shape, buf.view_axes,
                                    plan.scalar_result)

@@ -172,13 +172,14 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
             # twice B's bytes and padded to whole tiles, cost more than its
             # price says -- except where the nest's rows would be shorter
             # than a vector, _short_complex_rows)
-            if _thin_pair(b, views, out_eff) and dtype in _NATIVE:
+            thin = _thin_pair(b, views, out_eff)
+            if thin and dtype in _NATIVE:
                 gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
                 engine, why = engine_by_cost(plan.steps[0], gemm.steps, dtype)
                 if engine == "gemm" and gemm.fallback is None:
                     return _with_why(gemm, why)
                 return replace(plan, steps=(replace(plan.steps[0], why=_notes(why, laid)),))
-            if _thin_pair(b, views, out_eff) and _short_complex_rows(plan.steps[0], dtype):
+            if thin and _short_complex_rows(plan.steps[0], dtype):
                 gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
                 if gemm.fallback is None:
                     return _with_why(gemm, SHORT_COMPLEX_ROWS_WHY)

@@ -27,9 +27,9 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import _native, buffers
+from . import _native
 from .api import einsum
-from .execute import allocate
+from .execute import allocate, pools_output
 from .explain import explain
 from .operands import dense_strides, describe_operands
 from .plan import OUT, GemmStep, NestStep
@@ -140,10 +140,10 @@ class ContractPlan:
         step = p.only_step
         if step is None or p.out_buffer is None:
             return None
+        if pools_output(p):
+            return None   # the general path takes a large output from the pool
         if isinstance(step, NestStep):
             return _nest_plan_runner(p, step, templates)
-        if buffers.nbytes(p.out_buffer.mem_shape, np.dtype(p.dtype)) >= buffers.POOL_MIN:
-            return None   # the general path takes a large output from the pool
         if (not isinstance(step, GemmStep) or not step.one_call
                 or _native.reference_gemm() is not None):
             return None   # the runner calls the compiled descriptor directly

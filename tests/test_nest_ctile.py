@@ -446,7 +446,7 @@ def test_real_tile_kernel_needs_a_k_longer_than_the_small_edge(one_thread):
     (4,24) f64 (K = 4) 11 ms as tiles, 3.9 packed.  A longer K keeps it
     ('iab,bc->aic' (2,5713,28):T x (28,2):F f64, K = 28)."""
     rng = np.random.default_rng(64)
-    a = rand((2, 15), "float32", rng=rng).T.copy().T
+    a = np.asfortranarray(rand((2, 15), "float32", rng=rng))
     b = rand((2, 5534), "float32", rng=rng)
     c = rand((2, 364), "float32", rng=rng)[:, ::2]
     steps = _steps("ia,ib,ic->abc", a, b, c)
