@@ -195,6 +195,40 @@ def test_short_dots_against_shared_vectors_a_block_of_rows_at_a_time(isa, dtype,
                 _close(o, 2 * want, dtype, 2 * n)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("S", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_short_dots_of_a_block_of_rows_have_the_bits_of_one_row(isa, dtype, S, one_thread):
+    """'ij,jk->ik' with k short, B copied once: rows two to four at a time,
+    each vector of the copy loaded once for the block.  Each row's dots
+    have the bits of the same row run alone, whatever its place in a block
+    or past the last whole one; rows longer than the ones a vector of rows
+    at a time takes (NS_DOTV_VECTORS), ending mid-vector, not aligned to a
+    vector, past one L1 chunk of the copy; the output strided inside a
+    NaN-filled array whose other elements stay NaN."""
+    rng = np.random.default_rng(70 + S)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    for n in (5 * lanes + 1, 6 * lanes + lanes // 2 + 1, 1000):
+        for m in (2, 3, 4, 5, 7, 9):
+            A = rand((m, n + 3), dtype, rng=rng)[:, 1:n + 1]
+            B = rand((n, S), dtype, rng=rng)            # stride S along j: copied
+            sa, sb = _st(A), _st(B)
+            alone = np.full((m, S), np.nan, dtype)
+            for r in range(m):
+                sr = _st(alone[r:r + 1])
+                _run(dtype, [(1, sa[0], 0, sr[0]), (S, 0, sb[1], sr[1]), (n, sa[1], sb[0], 0)],
+                     (A[r:r + 1], B), alone[r:r + 1], isa)
+            big = np.full((m + 1, 2 * S + 1), np.nan, dtype)
+            o = big[:m, :2 * S:2]
+            so = _st(o)
+            _run(dtype, [(m, sa[0], 0, so[0]), (S, 0, sb[1], so[1]), (n, sa[1], sb[0], 0)],
+                 (A, B), o, isa)
+            assert o.tobytes() == alone.tobytes(), (n, m)
+            _close(o, A @ B, dtype, n)
+            rest = np.ones(big.shape, bool)
+            rest[:m, :2 * S:2] = False
+            assert np.isnan(big[rest]).all()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [5, 7, 9, 12, 15, 16, 17, 24, 31, 32, 33])
 def test_rows_of_one_to_two_vectors_against_a_shared_operand(isa, dtype, n, one_thread):
