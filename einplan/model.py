@@ -84,6 +84,9 @@ TABLE_FMA_UNITS = {"avx512": 2, "avx2": 2, "generic": 2}
 GEMM_EFFICIENCY = 0.9          # full GEMM / micro-kernel rate (see docstring)
 GEMV_EFFICIENCY = 0.5          # no-pack GEMV loops vs FMA peak, data in cache (rough)
 SMM_EFFICIENCY = 0.85           # narrow in-place GEMM (smm): 0.8-0.95 measured for n >= 16
+SMM_K_CYCLES = 1.0             # at least, per row of C and k on the smm path: A's element
+                               # broadcast from memory for one FMA ('ij,jk->ik' (200,1000) x
+                               # (1000,n) f32 and f64, n of one vector: 1.0 whatever n)
 SMM_ROW_CYCLES = 12.0          # per row of C on the smm path ('abc,cd->adb' (2710,8,4) x
                                # (4,3) f32, n = 3, k = 4: 15 cycles a row, Zen 3, 2026-11)
 CALL_OVERHEAD_S = 4e-6         # per einsum call
@@ -439,16 +442,24 @@ def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, byte
         nr_ = n_real_gemms if n_real_gemms > 1 else 1
         moved = (bytes_a + bytes_b + bytes_c) * nr_
         t_c = flops / (mach.peak_gflops(dtype, s.threads) * 1e9 * eff)
+        body_overlap = 0.0
         if s.path == KernelPath.SMM:
             # per row of C: an FMA per k and vector of n (a narrow n fills
-            # part of its vector) and the row's loads and stores
+            # part of its vector), at least a broadcast of A's element per
+            # k, and the row's loads and stores
             rows = s.M * s.NB * nr_
-            cyc = rows * (_ceil(s.N, mach.lanes(dtype)) * s.K / (mach.fma_units * eff)
-                          + SMM_ROW_CYCLES)
+            per_k = max(SMM_K_CYCLES, _ceil(s.N, mach.lanes(dtype)) / (mach.fma_units * eff))
+            cyc = rows * (per_k * s.K + SMM_ROW_CYCLES)
             t_c = cyc / (mach.clock_ghz * 1e9 * max(s.threads, 1))
+            # A is read in place by those broadcasts, which wait on its
+            # lines: the traffic hides behind them only in part, as in the
+            # loop nest ('ij,jk,kl->il' (636,14765) x (14765,1) x (1,4) f32:
+            # the smm step with n = 4, 3.5 ms, priced below the GEMV path's
+            # 1.4 ms)
+            body_overlap = MEMORY_OVERLAP
         t_m = moved / (mach.bandwidth_gbs * 1e9)
         t_o = (CALL_OVERHEAD_S if overhead_call else 0.0) + GEMM_OVERHEAD_S * s.NB * nr_
-        body = max(t_c, t_m)
+        body = max(t_c, t_m) + body_overlap * min(t_c, t_m)
         bound = "overhead" if t_o > body else ("memory" if t_m > t_c else "compute")
         return Prediction(flops, moved, 0.0, t_c, 0.0, t_m, t_o, body + t_o, bound,
                           eff, s.threads)
