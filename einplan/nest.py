@@ -276,7 +276,8 @@ def nest_cycles(step, dtype) -> float:
         dots = total / L.extent
         calls = dots / (step.short * step.loops[-3].extent)
         vecs = math.ceil(L.extent / lanes)
-        per = SHORT_DOT_VECTOR if vecs <= SHORT_DOTV_VECTORS else 1 + 1 / step.short
+        per = (SHORT_DOT_VECTOR if vecs <= SHORT_DOTV_VECTORS
+               else SHORT_DOT_BLOCK_VECTOR[min(short_dot_block_rows(step), 3)](step.short))
         return dots * (SHORT_DOT_END + per * vecs) + calls * SHORT_CALL
     # the small-edge kernel runs its rows inside one call
     start = SHORT_ROW_START if step.short else NEST_ROW_START
@@ -292,6 +293,19 @@ def nest_cycles(step, dtype) -> float:
 # (300,3) x (53,3) f64 (0.86) 4.3 / 2.4; 'abc,cd->adb' (2710,8,4) x (4,3)
 # f32 (4.8) 1.40 / 0.71.
 GEMM_CYCLE_MARGIN = 0.6
+
+
+# The packed engine's smm path with n in one vector packs nothing, and its
+# price is measured (model.SMM_K_CYCLES): no margin.
+SMM_CYCLE_MARGIN = 1.0
+
+
+def _narrow_smm(gemm_steps, dtype) -> bool:
+    """Every GemmStep runs the smm path with n in one vector."""
+    steps = [st for st in gemm_steps if getattr(st, "kernel", None) is not None]
+    real = _itemsize(dtype) // (2 if str(dtype).startswith("complex") else 1)
+    return bool(steps) and all(st.kernel.path.value == "smm" and st.complex_mode != "1m"
+                               and st.n.extent <= vector_lanes(real) for st in steps)
 
 
 def _threads_of(nest, gemm_steps):
@@ -313,7 +327,8 @@ def engine_by_cost(nest, gemm_steps, dtype):
     tn, tg = _threads_of(nest, gemm_steps)
     cn = nest_cycles(nest, dtype) / tn
     cg = gemm_cycles(gemm_steps, dtype) / tg
-    engine = "gemm" if cg < GEMM_CYCLE_MARGIN * cn else "nest"
+    margin = SMM_CYCLE_MARGIN if _narrow_smm(gemm_steps, dtype) else GEMM_CYCLE_MARGIN
+    engine = "gemm" if cg < margin * cn else "nest"
     return engine, (f"{engine} by predicted compute: nest {cn / 1e3:.1f} kcycles on "
                     f"{tn} thread(s), packed GEMM engine {cg / 1e3:.1f} kcycles on {tg}")
 
@@ -778,10 +793,40 @@ SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 SHORT_DOT_END = 3       # a dot's share of the transposing sum of its row block, its store
 SHORT_DOT_VECTOR = 2    # a dot's vector: two loads and a multiply-add
 SHORT_CALL = 150        # a call of the kernel: its pointers, its copies' set-up
+# a dot's vector of a longer row by the rows the kernel runs at a time
+# (short_dot_block_rows), S dots a row: a row's load shared by its S dots;
+# in blocks (Emerald Rapids, 1 thread, 'ij,jk->ik' (200,1000) x (1000,S)
+# from L2, cycles a dot's vector f32 / f64) two rows (S = 8) 1.4-1.6, three
+# or four (S = 2..6) 0.9-2.1
+SHORT_DOT_BLOCK_VECTOR = {1: lambda S: 1 + 1 / S, 2: lambda S: 1.5 + 1 / S,
+                          3: lambda S: 1 + 2 / S}
+SHORT_DOT_PAIRED = 3    # dots summed in two accumulators each up to this S (NS_PAIRED)
 SHORT_DOTV_VECTORS = 5  # rows up to this many vectors run a block of rows per shared
                         # vector (ep_nest_short_template.h's NS_DOTV_VECTORS)
 SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strided in the output
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
+
+
+def short_dot_block_rows(step) -> int:
+    """Rows the small-edge kernel's S dots run at a time
+    (ep_nest_short_template.h's short_sum_l): two to four where one input
+    moves along the rows and is the same for every dot and the other is
+    the same for every row (B of a GEMM's dot form, or its copy), as many
+    as their accumulators and the shared vectors leave registers for;
+    else one."""
+    O, S, L = step.loops[-3], step.loops[-2], step.loops[-1]
+    moving = [j for j, s in enumerate(L.strides[:-1]) if s != 0]
+    if len(moving) != 2 or O.strides[-1] == 0:
+        return 1
+    x = [j for j in moving if S.strides[j] == 0 and O.strides[j] != 0]
+    y = [j for j in moving if O.strides[j] == 0]
+    if len(x) != 1 or len(y) != 1 or x == y:
+        return 1
+    regs = 32 if VECTOR_BITS.get(_native.isa(), 128) >= 512 else 16
+    n = S.extent
+    u = 2 if n <= SHORT_DOT_PAIRED else 1
+    fit = min(4, (regs - u * n - u) // (u * n))
+    return fit if fit >= 2 else 1
 
 
 def across_period(n, lanes):

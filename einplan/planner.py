@@ -228,7 +228,8 @@ def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, s
     predicted cost; None when the edge is not short or the nest does not
     take the kernel.  Real: m or n of at most one strip of the kernel
     (``_tile_edge_pair``), priced by compute (nest.engine_by_cost); a real
-    nest of contiguous rows without the kernel is priced so too.
+    nest of contiguous rows without the kernel, or of the small-edge
+    kernel's dots, is priced so too.
     Complex: an edge of at most nest.CTILE_EDGE (``_short_edge_pair``), the
     output laid out along the kernel's vectors when free, priced against
     the 1m GEMM (nest.ctile_by_cost).  ``b``: the call's builder, for its
@@ -246,7 +247,8 @@ def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, s
     if is_complex:
         plan, laid = _ctile_out_layout(b, views, dtype, shape, out_eff, plan)
     step = plan.steps[0]
-    if not step.ctile and (is_complex or not step.row.endswith("contig")):
+    dots = not is_complex and step.short and step.row.startswith("short-dots")
+    if not step.ctile and not dots and (is_complex or not step.row.endswith("contig")):
         # (a real nest of contiguous rows is priced too: 'bij,bkj->bki'
         # (421,121,278) x (421,4,278) f64 as dots of 278, 8.9 ms; packed,
         # A's 113 MB copied into panels for m = 4, 14.8 ms; numpy 10)

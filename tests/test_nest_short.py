@@ -527,6 +527,30 @@ def test_short_dots_are_priced_per_dot_and_per_call(one_thread):
     _close(einplan.einsum("bij,bkj->bki", A, W), np.einsum("bij,bkj->bki", A, W), "float64", 15)
 
 
+def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
+    """'ij,jk->ik' with n of one vector and long rows of A: the smm path
+    broadcasts an element of A per row and k (a cycle each, 74 us for
+    (200,1000) x (1000,n) whatever n), the small-edge kernel's dots run
+    four rows at a time against B's copy: f32 n = 5, 23 us (numpy 24) on
+    avx512.  Both are priced (the nest's dots by the rows a block runs,
+    nest.short_dot_block_rows); f64 with n = 8, two rows at a time, stays
+    on the smm path (73 us; the dots 121)."""
+    rng = np.random.default_rng(44)
+    a32 = rand((200, 1000), "float32", rng=rng)
+    b32 = rand((1000, 5), "float32", rng=rng)
+    (step,) = _steps("ij,jk->ik", a32, b32)
+    if _native.isa() == "avx512":
+        assert step.why.startswith(f"{step.engine} by predicted compute"), step
+        assert isinstance(step, NestStep) and step.row.startswith("short-dots"), step
+        assert nest.short_dot_block_rows(step) == 4
+        a64 = rand((200, 1000), "float64", rng=rng)
+        b64 = rand((1000, 8), "float64", rng=rng)
+        (step64,) = _steps("ij,jk->ik", a64, b64)
+        assert isinstance(step64, GemmStep) and step64.kernel.path.value == "smm", step64
+        _close(einplan.einsum("ij,jk->ik", a64, b64), a64 @ b64, "float64", 1000)
+    _close(einplan.einsum("ij,jk->ik", a32, b32), a32 @ b32, "float32", 1000)
+
+
 def test_small_edge_kernel_into_a_strided_output_row_is_priced_per_element():
     """The small-edge kernel stores a strided output row element by element,
     each store a read and a write of its line in L2: the same short step
@@ -657,7 +681,7 @@ def test_one_tile_gemm_priced_on_both_engines(dtype):
     (step,) = _steps("ik,jk->ij", c, c)
     assert "register-tile kernel" in step.why, step      # nest.ctile_by_cost's rule
     _close(einplan.einsum("ik,jk->ij", c, c), c @ c.T, "complex128", 2000)
-    (step,) = _steps("ik,kj->ij", np.ones((9, 64)), np.ones((64, 8)))
+    (step,) = _steps("ik,kj->ij", np.ones((9, 64)), np.ones((64, 9)))
     assert isinstance(step, GemmStep) and step.why == ""
 
 
@@ -713,14 +737,20 @@ def test_rows_of_more_than_half_a_vector_against_a_shared_x(isa, dtype, one_thre
     """Rows of the small-edge kernel between half a vector and one, against
     an x every row shares ('ij,jk->ik' with k that long): on 512-bit kernel
     sets two overlapping half vectors a row; summed over an outer loop too
-    (every pass after the first adds to the output).  numpy's results."""
+    (every pass after the first adds to the output).  numpy's results, by
+    the kernel and through einsum (whichever engine the planner takes)."""
     rng = np.random.default_rng(31)
-    lanes = nest.vector_lanes(np.dtype(dtype).itemsize)
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
     for n in range(max(2, lanes // 2), lanes + 1):
         for S in (1, 3, 8):
             a = rand((301, S), dtype, rng=rng)
             b = rand((S, n), dtype, rng=rng)
-            steps = einplan.explain("ij,jk->ik", a, b).to_dict()["steps"]
+            o = np.full((302, n), np.nan, dtype)
+            sa, sb, so = _st(a), _st(b), _st(o)
+            _run(dtype, [(301, sa[0], 0, so[0]), (S, sa[1], sb[0], 0), (n, 0, sb[1], so[1])],
+                 (a, b), o[:301], isa)
+            _close(o[:301], a @ b, dtype, S)
+            assert np.isnan(o[301]).all()
             _close(einplan.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b), dtype, S)
             a3 = rand((3, 301, S), dtype, rng=rng)
             _close(einplan.einsum("bij,jk->ik", a3, b), np.einsum("bij,jk->ik", a3, b),
@@ -728,7 +758,6 @@ def test_rows_of_more_than_half_a_vector_against_a_shared_x(isa, dtype, one_thre
             o = rand((301, n), dtype, rng=rng)
             einplan.einsum("ij,jk->ik", a, b, out=o)
             _close(o, np.einsum("ij,jk->ik", a, b), dtype, S)
-        assert steps and steps[0].get("nest"), steps
 
 
 def test_rows_run_across_only_where_enough_rows_repay_their_weights():
