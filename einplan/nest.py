@@ -300,7 +300,7 @@ GEMM_CYCLE_MARGIN = 0.6
 SMM_CYCLE_MARGIN = 1.0
 
 
-def _narrow_smm(gemm_steps, dtype) -> bool:
+def narrow_smm(gemm_steps, dtype) -> bool:
     """Every GemmStep runs the smm path with n in one vector."""
     steps = [st for st in gemm_steps if getattr(st, "kernel", None) is not None]
     real = _itemsize(dtype) // (2 if str(dtype).startswith("complex") else 1)
@@ -327,7 +327,7 @@ def engine_by_cost(nest, gemm_steps, dtype):
     tn, tg = _threads_of(nest, gemm_steps)
     cn = nest_cycles(nest, dtype) / tn
     cg = gemm_cycles(gemm_steps, dtype) / tg
-    margin = SMM_CYCLE_MARGIN if _narrow_smm(gemm_steps, dtype) else GEMM_CYCLE_MARGIN
+    margin = SMM_CYCLE_MARGIN if narrow_smm(gemm_steps, dtype) else GEMM_CYCLE_MARGIN
     engine = "gemm" if cg < margin * cn else "nest"
     return engine, (f"{engine} by predicted compute: nest {cn / 1e3:.1f} kcycles on "
                     f"{tn} thread(s), packed GEMM engine {cg / 1e3:.1f} kcycles on {tg}")

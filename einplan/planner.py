@@ -50,7 +50,7 @@ from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, MIN_GEMM_EDGE, choose_engine,
                    ctile_by_cost, ctile_nw, engine_by_cost, is_one_tile, is_short_k, is_thin,
-                   l2_bytes, nest_dtype_ok, nest_step, step_kind, vector_lanes)
+                   l2_bytes, narrow_smm, nest_dtype_ok, nest_step, step_kind, vector_lanes)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -247,7 +247,12 @@ def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, s
     if is_complex:
         plan, laid = _ctile_out_layout(b, views, dtype, shape, out_eff, plan)
     step = plan.steps[0]
-    dots = not is_complex and step.short and step.row.startswith("short-dots")
+    # the small-edge kernel's dots against the smm path only: their prices
+    # are measured against each other; against the packed engine's (n of 7,
+    # k of two axes, 'ijk,jkl->il' (578,33,35) x (33,35,7):T f64) the dots
+    # won on price at 690 us to its 487
+    dots = (not is_complex and step.short and step.row.startswith("short-dots")
+            and narrow_smm(gemm.steps, dtype))
     if not step.ctile and not dots and (is_complex or not step.row.endswith("contig")):
         # (a real nest of contiguous rows is priced too: 'bij,bkj->bki'
         # (421,121,278) x (421,4,278) f64 as dots of 278, 8.9 ms; packed,

@@ -534,7 +534,9 @@ def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
     four rows at a time against B's copy: f32 n = 5, 23 us (numpy 24) on
     avx512.  Both are priced (the nest's dots by the rows a block runs,
     nest.short_dot_block_rows); f64 with n = 8, two rows at a time, stays
-    on the smm path (73 us; the dots 121)."""
+    on the smm path (73 us; the dots 121).  Against the packed engine
+    the dots are not priced: 'ijk,jkl->il' (578,33,35) x (33,35,7):T f64,
+    k of two axes, stays packed (487 us; the dots 690, priced below it)."""
     rng = np.random.default_rng(44)
     a32 = rand((200, 1000), "float32", rng=rng)
     b32 = rand((1000, 5), "float32", rng=rng)
@@ -548,6 +550,12 @@ def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
         (step64,) = _steps("ij,jk->ik", a64, b64)
         assert isinstance(step64, GemmStep) and step64.kernel.path.value == "smm", step64
         _close(einplan.einsum("ij,jk->ik", a64, b64), a64 @ b64, "float64", 1000)
+    a3 = rand((578, 33, 35), "float64", rng=rng)
+    b3 = np.ascontiguousarray(rand((7, 35, 33), "float64", rng=rng)).T
+    (step3,) = _steps("ijk,jkl->il", a3, b3)
+    assert isinstance(step3, GemmStep) and step3.kernel.path.value == "gemm", step3
+    _close(einplan.einsum("ijk,jkl->il", a3, b3), np.einsum("ijk,jkl->il", a3, b3), "float64",
+           1155)
     _close(einplan.einsum("ij,jk->ik", a32, b32), a32 @ b32, "float32", 1000)
 
 
