@@ -376,8 +376,9 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
 // each vector of y is loaded once for the RB rows and each of x once for
 // the S dots, a load per FMA or fewer where one row at a time took two
 // ('ij,jk->ik' (200,1024) x (1024,3) f32 from L2: 0.42 cycles an element
-// of A a row at a time).  A row's accumulators and sums are those of the
-// one-row loop, so its result has the same bits in any block.
+// of A a row at a time, 0.27 four at a time).  A row's accumulators and
+// sums are those of the one-row loop, so its result has the same bits in
+// any block.
 #define NS_VREGS (sizeof(NT(vec)) == 64 ? 32 : 16)   // vector registers of the ISA
 // dots summed in two accumulators each (FMA latency), up to this many: S = 4
 // in one each runs four rows at a time, not two ('ij,jk->ik' (200,1000) x

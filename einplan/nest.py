@@ -277,7 +277,7 @@ def nest_cycles(step, dtype) -> float:
         calls = dots / (step.short * step.loops[-3].extent)
         vecs = math.ceil(L.extent / lanes)
         per = (SHORT_DOT_VECTOR if vecs <= SHORT_DOTV_VECTORS
-               else SHORT_DOT_BLOCK_VECTOR[min(short_dot_block_rows(step), 3)](step.short))
+               else long_dot_vector(short_dot_block_rows(step), step.short))
         return dots * (SHORT_DOT_END + per * vecs) + calls * SHORT_CALL
     # the small-edge kernel runs its rows inside one call
     start = SHORT_ROW_START if step.short else NEST_ROW_START
@@ -793,18 +793,24 @@ SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 SHORT_DOT_END = 3       # a dot's share of the transposing sum of its row block, its store
 SHORT_DOT_VECTOR = 2    # a dot's vector: two loads and a multiply-add
 SHORT_CALL = 150        # a call of the kernel: its pointers, its copies' set-up
-# a dot's vector of a longer row by the rows the kernel runs at a time
-# (short_dot_block_rows), S dots a row: a row's load shared by its S dots;
-# in blocks (Emerald Rapids, 1 thread, 'ij,jk->ik' (200,1000) x (1000,S)
-# from L2, cycles a dot's vector f32 / f64) two rows (S = 8) 1.4-1.6, three
-# or four (S = 2..6) 0.9-2.1
-SHORT_DOT_BLOCK_VECTOR = {1: lambda S: 1 + 1 / S, 2: lambda S: 1.5 + 1 / S,
-                          3: lambda S: 1 + 2 / S}
 SHORT_DOT_PAIRED = 3    # dots summed in two accumulators each up to this S (NS_PAIRED)
 SHORT_DOTV_VECTORS = 5  # rows up to this many vectors run a block of rows per shared
                         # vector (ep_nest_short_template.h's NS_DOTV_VECTORS)
 SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strided in the output
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
+
+
+def long_dot_vector(rows, S) -> float:
+    """Cycles of one dot's vector along a row of more than SHORT_DOTV_VECTORS
+    vectors, S dots a row, ``rows`` rows at a time (short_dot_block_rows):
+    one row's load shared by its S dots; in blocks, measured (Emerald
+    Rapids, 1 thread, 'ij,jk->ik' (200,1000) x (1000,S) from L2, f32 and
+    f64): two rows (S = 8) 1.4-1.6, three or four (S = 2..6) 0.9-2.1."""
+    if rows >= 3:
+        return 1 + 2 / S
+    if rows == 2:
+        return 1.5 + 1 / S
+    return 1 + 1 / S
 
 
 def short_dot_block_rows(step) -> int:
@@ -818,7 +824,8 @@ def short_dot_block_rows(step) -> int:
     moving = [j for j, s in enumerate(L.strides[:-1]) if s != 0]
     if len(moving) != 2 or O.strides[-1] == 0:
         return 1
-    x = [j for j in moving if S.strides[j] == 0 and O.strides[j] != 0]
+    # x unit-stride along the row (else it is copied a row at a time)
+    x = [j for j in moving if S.strides[j] == 0 and O.strides[j] != 0 and L.strides[j] == 1]
     y = [j for j in moving if O.strides[j] == 0]
     if len(x) != 1 or len(y) != 1 or x == y:
         return 1
