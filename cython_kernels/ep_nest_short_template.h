@@ -643,11 +643,27 @@ static inline NT_TGT void NT(short_gather)(const T *src, ep_inc_t rs, ep_inc_t r
     // the S elements of each l side by side (rs = 1): an (n x S) block
     // transposed in vector tiles, read in memory order ('li,lm->im' with lm
     // F-ordered: 4 cycles an element one by one)
-    if (rs == 1 && S > 1 && n >= VL) {
+    if (rs == 1 && 2 * S >= VL && n >= VL) {
         NT_TRANSPOSE(src, rl, n, S, dst, n);
         return;
     }
 #endif
+    if (rs == 1 && S > 1) {
+        // fewer than half a vector side by side: each vector tile would
+        // move S useful columns of VL ('ij,jk->ik' (8,1000) x (1000,2) f32:
+        // the transpose twice the dots' time), so element by element, read
+        // in memory order
+        for (ep_dim_t l = 0; l < n; l++)
+            for (int s = 0; s < S; s++) {
+#if CPX
+                dst[2 * (s * n + l)] = src[2 * (s + l * rl)];
+                dst[2 * (s * n + l) + 1] = src[2 * (s + l * rl) + 1];
+#else
+                dst[s * n + l] = src[s + l * rl];
+#endif
+            }
+        return;
+    }
     for (int s = 0; s < rows; s++)
         for (ep_dim_t l = 0; l < n; l++) {
 #if CPX

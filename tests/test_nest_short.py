@@ -534,7 +534,8 @@ def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
     four rows at a time against B's copy: f32 n = 5, 23 us (numpy 24) on
     avx512.  Both are priced (the nest's dots by the rows a block runs,
     nest.short_dot_block_rows); f64 with n = 8, two rows at a time, stays
-    on the smm path (73 us; the dots 121).  Against the packed engine
+    on the smm path (73 us; the dots 121), as do a few rows, whose dots
+    wait on B's copy.  Against the packed engine
     the dots are not priced: 'ijk,jkl->il' (578,33,35) x (33,35,7):T f64,
     k of two axes, stays packed (487 us; the dots 690, priced below it)."""
     rng = np.random.default_rng(44)
@@ -549,6 +550,10 @@ def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
         b64 = rand((1000, 8), "float64", rng=rng)
         (step64,) = _steps("ij,jk->ik", a64, b64)
         assert isinstance(step64, GemmStep) and step64.kernel.path.value == "smm", step64
+        # a few rows: B's copy, an element a cycle, costs the dots as much
+        # as their arithmetic ((8,1000) x (1000,6) f32: 6.8 us, smm 5.0)
+        (few,) = _steps("ij,jk->ik", a32[:8], rand((1000, 6), "float32", rng=rng))
+        assert isinstance(few, GemmStep) and few.kernel.path.value == "smm", few
         _close(einplan.einsum("ij,jk->ik", a64, b64), a64 @ b64, "float64", 1000)
     a3 = rand((578, 33, 35), "float64", rng=rng)
     b3 = np.ascontiguousarray(rand((7, 35, 33), "float64", rng=rng)).T
