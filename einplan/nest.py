@@ -788,7 +788,9 @@ def _row_block(loops, itemsize):
 
 
 MAX_SHORT = 8           # a loop this short can run inside the row kernel (EP_NEST_SHORT)
-SHORT_DOT_ROW = 1024    # longest summed row of the small-edge kernel (its dots are not pairwise)
+SHORT_DOT_ROW = 16384   # longest summed row of the small-edge kernel: its dots add up
+                        # chunk by chunk (at most 1024 elements, each in a vector's lanes),
+                        # not pairwise: up to 16 chunks
 SHORT_ROW_START = 8     # element-equivalents of starting one of its rows (a call, S factors)
 SHORT_HSUM = 4          # element-equivalents of one dot's horizontal sum
 # cycles of the small-edge kernel's dots (nest_cycles), Zen 4, 1 thread:

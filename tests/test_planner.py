@@ -337,9 +337,12 @@ def test_nest_writes_an_intermediate_in_the_order_its_reader_walks(monkeypatch):
     # rows along j; laid out j innermost it runs as dots (1.6 ms, numpy 2.5),
     # in C order as tiles of 3 rows transposed in registers (3.4 ms).  The
     # packed engine is priced out: this is about the nest's two layouts (on
-    # AVX-512 the narrow in-place GEMM may price below both)
-    from einplan import cost, planner
+    # AVX-512 the narrow in-place GEMM may price below both), and so are the
+    # small-edge kernel's dots, which read C order through a copy of 'jk'
+    # (0.63 ms)
+    from einplan import cost, nest, planner
     monkeypatch.setattr(cost, "gemm_seconds", lambda step, dtype: float("inf"))
+    monkeypatch.setattr(nest, "SHORT_DOT_ROW", 1024)
     monkeypatch.setattr(planner, "_cache", type(planner._cache)())   # plans of this test only
     rng = np.random.default_rng(3)
     a = rng.standard_normal((533, 6290)).astype(np.float32)
