@@ -282,9 +282,8 @@ def nest_cycles(step, dtype) -> float:
         # a call when the rows share it ('ij,jk->ik' (8,1000) x (1000,6) f32:
         # B's copy as long as the dots; 6.8 us, 5.0 on the smm path)
         O, S = step.loops[-3], step.loops[-2]
-        copied = sum(S.extent if S.strides[j] != 0 else 1
-                     for j, st in enumerate(L.strides[:-1])
-                     if st not in (0, 1) and O.strides[j] == 0) * L.extent
+        copied = sum(_copy_block(S, L, j) for j, st in enumerate(L.strides[:-1])
+                     if st not in (0, 1) and O.strides[j] == 0)
         return dots * (SHORT_DOT_END + per * vecs) + calls * (SHORT_CALL + copied)
     # the small-edge kernel runs its rows inside one call
     start = SHORT_ROW_START if step.short else NEST_ROW_START
@@ -809,6 +808,13 @@ SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strid
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
 
 
+def _copy_block(S, L, j) -> int:
+    """Elements the small-edge kernel copies of input ``j``, strided along
+    its row L: a contiguous [s][l] block, S rows of it when j varies along
+    the short loop S, else one."""
+    return (S.extent if S.strides[j] != 0 else 1) * L.extent
+
+
 def long_dot_vector(rows, S) -> float:
     """Cycles of one dot's vector along a row of more than SHORT_DOTV_VECTORS
     vectors, S dots a row, ``rows`` rows at a time (short_dot_block_rows):
@@ -1014,7 +1020,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
             for j in moving:
                 if L.strides[j] == 1:
                     continue
-                block = (S.extent if S.strides[j] != 0 else 1) * n
+                block = _copy_block(S, L, j)
                 if outer is None or outer.strides[j] != 0:
                     # a copy per row costs more than the gather it saves
                     copy = None
