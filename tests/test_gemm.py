@@ -623,8 +623,11 @@ def test_b_taken_in_place_or_packed_as_measured(isa, restore_threads):
             first = plan(A, B)
             np.testing.assert_allclose(first, A.astype("f8") @ B.astype("f8"),
                                        rtol=1e-4 if dtype == "float32" else 1e-12, atol=1e-3)
+            # each way runs until it has done ep_schedule.c's EP_B_WAY_WORK
+            # flops (256 Mi); its first call is not timed
+            flops = 2 * m * n * 300
             states = []
-            for _ in range(400):
+            for _ in range(2 * ((256 << 20) // flops + 2) + 8):
                 assert np.array_equal(plan(A, B), first), (isa, dtype, m)
                 sched = step.native.call_schedule()[0]
                 states.append(sched["b_measured"])
