@@ -27,6 +27,7 @@
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_gc_##x
 #define NT_REAL(x) ep_nest_gs_##x   // the real kernels of the same element type
+#define NT_WHOLE8(x) ep_nest_gd_##x  // the real kernels of 8-byte elements
 #define T float
 #define IT int32_t
 #define CPX 1

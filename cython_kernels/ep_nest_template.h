@@ -940,6 +940,12 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 #define NT_PK2 512           // longest tile row the stride-2 copy compacts (32 KB for float64)
 NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n, T *buf)
 {
+#ifdef NT_WHOLE8
+    // complex64: each element's 8 bytes move whole, as a float64's do, so
+    // the float64 copy (transposes, stride-2 compaction) runs it
+    NT_WHOLE8(pack)((const double *)x, sr, si, R, n, (double *)buf);
+    return;
+#endif
 #ifdef NT_TRANSPOSE
     // rows contiguous along r, at least one vector of them: a transpose in
     // vector tiles (fewer rows take the scalar loop: masked tiles cost more)
@@ -1018,6 +1024,31 @@ NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n
                 for (int h = 0; h < 4; h++)
                     (h < 2 ? b0 : b1)[2 * i + (h & 1)] = a[2 * i * si + h];
         }
+    }
+    if (sizeof(T) == 8 && sr != 1 && r0 == 0 && n >= 4) {
+        // complex128 rows strided along r (a [:, ::2] slice): four source
+        // rows i read along r in step, each element's 16 bytes whole, four
+        // of them stored together in the copy's row r -- the source read
+        // once in order, the copy written a line at a time
+        typedef double v2 __attribute__((vector_size(16), aligned(8)));
+        const double *a = (const double *)x;
+        double *b = (double *)buf;
+        ep_dim_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            const double *a0 = a + 2 * i * si, *a1 = a0 + 2 * si;
+            const double *a2 = a1 + 2 * si, *a3 = a2 + 2 * si;
+            for (ep_dim_t r = 0; r < R; r++) {
+                double *d = b + 2 * (r * n + i);
+                ep_inc_t o = 2 * r * sr;
+                v2 e0 = *(const v2 *)(a0 + o), e1 = *(const v2 *)(a1 + o);
+                v2 e2 = *(const v2 *)(a2 + o), e3 = *(const v2 *)(a3 + o);
+                *(v2 *)d = e0; *(v2 *)(d + 2) = e1; *(v2 *)(d + 4) = e2; *(v2 *)(d + 6) = e3;
+            }
+        }
+        for (; i < n; i++)
+            for (ep_dim_t r = 0; r < R; r++)
+                *(v2 *)(b + 2 * (r * n + i)) = *(const v2 *)(a + 2 * (r * sr + i * si));
+        return;
     }
 #endif
     for (; r0 + NT_PK <= R; r0 += NT_PK) {
@@ -3286,6 +3317,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NB
 #undef NT
 #undef NT_REAL
+#undef NT_WHOLE8
 #undef T
 #undef IT
 #undef CPX

@@ -30,6 +30,7 @@
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xc_##x
 #define NT_REAL(x) ep_nest_xs_##x   // the real kernels of the same element type
+#define NT_WHOLE8(x) ep_nest_xd_##x  // the real kernels of 8-byte elements
 #define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512d_transpose((const double *)(x), s1, nr, nc, (double *)(d), d0)
 #define T float
 #define IT int32_t
