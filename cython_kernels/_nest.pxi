@@ -27,7 +27,9 @@ cdef extern from "ep_nest.h" nogil:
     int ep_nest_threads(const ep_nest_desc_t *d)
     int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
     int ep_nest_streams(const ep_nest_desc_t *d, int isa)
+    int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
     int ep_stream_report(double *gbs_one, double *gbs_four)
+    int ep_load_report(double *gbs_whole, double *gbs_halves)
 
 # A nest of fewer element visits runs holding the GIL: releasing and taking it
 # back costs about what such a call computes.
@@ -182,6 +184,11 @@ cdef class NestCall:
         of L3), in the row order stream_order() reports."""
         return bool(ep_nest_streams(&self.d, -1))
 
+    def streams_products(self):
+        """Whether it is one contiguous row of products past L2 whose loads
+        (whole vectors or halves) load_width() reports."""
+        return bool(ep_nest_streams_products(&self.d, -1))
+
 
 _STREAM_STATES = {0: "four", 1: "one", 2: "measuring"}
 
@@ -193,6 +200,19 @@ def stream_order():
     cdef double one = 0, four = 0
     cdef int st = ep_stream_report(&one, &four)
     return _STREAM_STATES.get(st, "measuring"), one, four
+
+
+_LOAD_STATES = {0: "whole", 1: "halves"}
+
+
+def load_width():
+    """(way, GB/s whole, GB/s in halves) of the contiguous rows of products
+    that stream past L2 on 64-byte vectors: 'whole' or 'halves' (each vector
+    loaded as two 32-byte halves) once measured (or fixed by
+    EINPLAN_STREAM_LOADS), 'measuring' before; the rates measured so far."""
+    cdef double whole = 0, halves = 0
+    cdef int st = ep_load_report(&whole, &halves)
+    return _LOAD_STATES.get(st, "measuring"), whole, halves
 
 
 cdef class NestRunner:

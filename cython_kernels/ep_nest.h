@@ -73,11 +73,14 @@ int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
 // The order of row sums that stream an operand from memory (ep_nest.c):
 // measured on the first such calls, then fixed for the process.
 enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
+int ep_nest_streams_products(const ep_nest_desc_t *d, int isa);  // loads measured (ep_load_width)
 int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's row sums are such
 int ep_stream_order(void);                      // EP_STREAM_*
 int ep_stream_next(void);                       // the order a measured call takes
 void ep_stream_sample(int seq, int64_t bytes, int64_t ns);
 // the state, and each order's bytes per ns so far
 int ep_stream_report(double *gbs_one, double *gbs_four);
+int ep_load_width(void);                        // 0 whole, 1 halves, -1 measuring
+int ep_load_report(double *gbs_whole, double *gbs_halves);
 
 #endif

@@ -231,6 +231,12 @@ def stream_order():
     return _require().stream_order()
 
 
+def load_width():
+    """(way, GB/s whole, GB/s in halves) of the nest's contiguous rows of
+    products past L2 on 64-byte vectors (ep_nest.c measures it on those calls)."""
+    return _require().load_width()
+
+
 def isa():
     """Name of the micro-kernel set in use ("avx512", "avx2" or "generic")."""
     return _require().isa()

@@ -2163,3 +2163,59 @@ def test_short_rows_far_apart_summed_into_one_row_from_any_offset(dtype, isa):
         r = np.full(n, np.nan, dtype)
         _native.prepare_nest(dtype, 2, [(203, rs, 1, 0), (n, 1, 0, 1)])((v, scale), r, isa=isa)
         _close(r, scale.astype(np.float64) @ v.astype(np.float64), dtype, 203)
+
+
+_LOADS_SCRIPT = r"""
+import hashlib, sys
+import numpy as np, einplan
+from einplan import _native
+einplan.set_num_threads(int(sys.argv[1]))
+l2 = _native.kernel_config()["caches"]["l2"] or 1 << 20
+rng = np.random.default_rng(71)
+out, wide = [], _native.isa() == "avx512"
+n = l2 // 8 + 37                 # three f32 rows past L2 (two inputs and the output)
+for dtype in ("float32", "float64"):
+    x = rng.standard_normal(n).astype(dtype)
+    y = rng.standard_normal(n).astype(dtype)
+    f = np.asfortranarray(rng.standard_normal((61, n // 61 + 3)).astype(dtype))
+    g = np.asfortranarray(rng.standard_normal((61, n // 61 + 3)).astype(dtype))
+    calls = [("a,a->a", (x, y), x * y),
+             ("a,->a", (x, np.asarray(2.5, dtype)), x * np.asarray(2.5, dtype)),
+             ("ab,ab->ab", (f, g), f * g), ("a,a->a", (x[1:], y[:-1]), x[1:] * y[:-1])]
+    for spec, ops, ref in calls:
+        assert (einplan.explain(spec, *ops).to_dict()["steps"][0]["what"].find("a row of products past L2") >= 0) == wide, spec
+        for _ in range(40):        # the measuring calls take both ways
+            r = einplan.einsum(spec, *ops)
+            assert np.array_equal(r, ref), spec
+        out.append(hashlib.sha1(r.tobytes()).hexdigest()[:12])
+way, whole, halves = _native.load_width()
+print(" ".join(out), way, whole > 0, halves > 0)
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_of_products_past_l2_load_whole_or_in_halves_with_the_same_products(threads):
+    """A contiguous row of products past L2 on 64-byte vectors loads them
+    whole or as two 32-byte halves, whichever this core streams faster (Zen
+    4: 'a,a->a' 3.3M float32 0.92 ms in halves, 1.03 whole): the first such
+    calls take the two in turn, timed, then the faster stays; explain names
+    it.  Both compute the same products, so every call gives numpy's bits
+    (one and two inputs, a scale, a merged F-order pair, rows offset by one
+    element); EINPLAN_STREAM_LOADS fixes the way.  Kernel sets of narrower
+    vectors have no such rows and never measure."""
+    import os
+    import subprocess
+    import sys
+    res = {}
+    for way in ("", "whole", "halves"):
+        env = dict(os.environ, EINPLAN_STREAM_LOADS=way)
+        p = subprocess.run([sys.executable, "-c", _LOADS_SCRIPT, str(threads)], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        res[way] = p.stdout.split()
+    assert res["whole"][:8] == res["halves"][:8] == res[""][:8], res
+    assert res["whole"][8] == "whole" and res["halves"][8] == "halves", res
+    if _native.isa() == "avx512":
+        assert res[""][8] in ("whole", "halves") and res[""][9:] == ["True", "True"], res
+    else:
+        assert res[""][8:] == ["measuring", "False", "False"], res

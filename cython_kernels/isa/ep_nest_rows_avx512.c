@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <immintrin.h>
 #include "ep_api.h"
 #include "ep_copy.h"
 #include "ep_nest.h"
@@ -19,6 +20,7 @@
 #define CPX 0
 #define VL 16
 #define NT_TGT EP_NT512
+#define NT_HALVES 1     // stream_prod (64-byte vectors)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xd_##x
 #define NT_TRANSPOSE(x, s1, nr, nc, d, d0) ep_cs512d_transpose(x, s1, nr, nc, d, d0)
@@ -27,6 +29,7 @@
 #define CPX 0
 #define VL 8
 #define NT_TGT EP_NT512
+#define NT_HALVES 1     // stream_prod (64-byte vectors)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xc_##x
 #define NT_REAL(x) ep_nest_xs_##x   // the real kernels of the same element type
@@ -48,5 +51,5 @@
 #include "ep_nest_template.h"
 
 const ep_rows_t ep_nest_rows_avx512[4] = {
-    EP_RROWS(ep_nest_xs_), EP_RROWS(ep_nest_xd_),
+    EP_RROWS_HALVES(ep_nest_xs_), EP_RROWS_HALVES(ep_nest_xd_),
     EP_CROWS(ep_nest_xc_), EP_CROWS(ep_nest_xz_)};

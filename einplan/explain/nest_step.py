@@ -53,6 +53,7 @@ def build(ctx, i, step) -> Step:
                f"'{ctx.d(step.loops[-1].labels)}' (vectorised) held in registers while "
                f"'{ctx.d(step.loops[-2].labels)}' streams" if step.ctile else "")
             + _stream_text(step)
+            + _load_text(step)
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread")
             + (f" ({step.why})" if step.why else ""))
     # the row kernels' set: a short complex row may run narrower than the set in use
@@ -93,6 +94,20 @@ def _stream_text(step) -> str:
     rates = (f" (measured {one:.1f} GB/s one after another, {four:.1f} four at a time)"
              if one > 0 and four > 0 else "")
     return f", rows streamed from memory (an operand past half of L3) read {how}{rates}"
+
+
+def _load_text(step) -> str:
+    """How a contiguous row of products past L2 loads its 64-byte vectors:
+    whole or as two 32-byte halves, whichever ep_nest.c measures faster on
+    the first such calls."""
+    if step.native is None or not step.native.streams_products():
+        return ""
+    way, whole, halves = _native.load_width()
+    how = {"whole": "whole", "halves": "as two 32-byte halves"}.get(
+        way, "alternately whole and as two 32-byte halves, until the faster is measured")
+    rates = (f" (measured {whole:.1f} GB/s whole, {halves:.1f} in halves)"
+             if whole > 0 and halves > 0 else "")
+    return f", a row of products past L2: its vectors loaded {how}{rates}"
 
 
 def _role_rows(ctx, step) -> tuple:
