@@ -262,6 +262,9 @@ def nest_cycles(step, dtype) -> float:
         if len(moving) == 1 and runs_in_halves(outer, L, moving[0], lanes, _itemsize(dtype)):
             # two half vectors a row: S multiply-adds each, a load and a store
             return total / L.extent * (2 * step.short + 2) / step.short
+        if len(moving) == 1 and interleaves(outer, L, moving[0], lanes, len(L.strides) - 1):
+            # vectors of rows, their columns interleaved in registers
+            return total / lanes * interleave_vector_ops(L.extent, step.short) / step.short
         if len(moving) == 1 and runs_across(outer, L, moving[0], lanes):
             # rows run across in vectors, no row start
             return total / lanes * across_vector_ops(L.extent, step.short, lanes,
@@ -883,6 +886,28 @@ def runs_across(outer, L, moving, lanes) -> bool:
             and outer.extent >= across_min_rows(L.extent, lanes))
 
 
+def interleaves(outer, L, moving, lanes, nin) -> bool:
+    """Whether the small-edge kernel's sum over S runs rows of L a vector of
+    rows at a time, their columns interleaved in registers
+    (ep_nest_short_template.h's rows_interleaved): rows of 2, 4 or 8
+    elements (fewer than a vector), unit-stride and back to back in the
+    output along the loop around S (``outer``), the input moving along L
+    the same for every row, the other input's factors unit-stride along the
+    rows, and a vector of rows at least."""
+    n = L.extent
+    return (nin == 2 and outer is not None and L.strides[-1] == 1 and 2 <= n < lanes
+            and n <= 8 and n & (n - 1) == 0 and outer.strides[moving] == 0
+            and outer.strides[-1] == n and outer.strides[1 - moving] == 1
+            and outer.extent >= lanes)
+
+
+def interleave_vector_ops(n, S) -> float:
+    """Vector operations per output vector of the rows interleaved
+    (``interleaves``): S multiply-adds, S / n loads of the factors, log2 n
+    levels of shuffles and the store."""
+    return S + S / n + math.log2(n) + 1
+
+
 def runs_in_halves(outer, L, moving, lanes, itemsize) -> bool:
     """Whether the small-edge kernel's sum over S runs each row as two
     overlapping half vectors (ep_nest_short_template.h, 512-bit sets): rows
@@ -1001,6 +1026,11 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                     and runs_in_halves(outer, L, moving[0], lanes, itemsize)):
                 # two half vectors a row, x's in registers
                 per_row = 2 * S.extent + 2
+            elif (os_ == 0 and len(moving) == 1 and not dtype_complex
+                    and interleaves(outer, L, moving[0], lanes, nin)):
+                # vectors of rows, their columns interleaved in registers
+                per_row = n / lanes * interleave_vector_ops(n, S.extent)
+                start = 0
             elif (os_ == 0 and len(moving) == 1 and not dtype_complex
                     and runs_across(outer, L, moving[0], lanes)):
                 # no row start or tail: the row's share of its vectors

@@ -288,6 +288,32 @@ def test_rows_shorter_than_a_vector_run_across(isa, dtype, S, n, one_thread):
         _close(o, np.einsum("bij,jk->ik", A3, B), dtype, 3 * S)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("S", [1, 2, 3, 8])
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_rows_of_a_power_of_two_interleave_in_registers(isa, dtype, S, n, one_thread):
+    """Rows of 2, 4 or 8 (fewer than a vector) back to back in the output
+    against factors unit-stride along the rows ('ij...,jk...->ik...' with a
+    broadcast row: A in F order): a vector of rows at a time, each column a
+    vector, interleaved in registers; row counts around whole vectors (the
+    rest after them), a later pass adding to the output: numpy's results."""
+    lanes = nest.vector_lanes(np.dtype(dtype).itemsize)
+    rng = np.random.default_rng(S * 10 + n)
+    B = rand((S, n), dtype, rng=rng)
+    sb = _st(B)
+    for m in (lanes - 1, lanes, 3 * lanes + 5):
+        A = np.asfortranarray(rand((m, S), dtype, rng=rng))
+        sa = _st(A)
+        o = _run(dtype, [(m, sa[0], 0, n), (S, sa[1], sb[0], 0), (n, 0, sb[1], 1)], (A, B),
+                 np.full((m, n), np.nan, dtype), isa)
+        _close(o, A @ B, dtype, S)
+        A2 = np.asfortranarray(rand((m, S, 2), dtype, rng=rng)).transpose(2, 0, 1)
+        s2 = _st(A2)
+        o2 = _run(dtype, [(2, s2[0], 0, 0), (m, s2[1], 0, n), (S, s2[2], sb[0], 0),
+                          (n, 0, sb[1], 1)], (A2, B), np.full((m, n), np.nan, dtype), isa)
+        _close(o2, np.einsum("bij,jk->ik", A2, B), dtype, 2 * S)
+
+
 def test_point_sets_times_a_small_matrix_take_the_rows_across():
     """The planner prices the rows run across (nest.runs_across) and takes
     them for a point set times a 3 x 3 or 4 x 4 matrix: the small-edge
@@ -823,6 +849,31 @@ def test_rows_run_across_only_where_enough_rows_repay_their_weights():
             for rows, want in ((least - 1, False), (least, True)):
                 outer = Loop(extent=rows, strides=(0, 1, n))
                 assert nest.runs_across(outer, L, 0, lanes) is want, (n, lanes, rows)
+
+
+def test_rows_interleave_only_with_factors_unit_stride_along_them():
+    """The model takes the interleaved rows (nest.interleaves) for rows of 2,
+    4 or 8 fewer than a vector whose factors are unit-stride along the rows,
+    priced below the rows run across; the planner runs the broadcast call
+    'ij...,jk...->ik...' (231,2,2,1) x (2,910,1,1) so (0.24x numpy across)."""
+    from types import SimpleNamespace as Loop
+    for lanes in (4, 8, 16):
+        for n in (2, 3, 4, 6, 8):
+            L = Loop(extent=n, strides=(1, 0, 1))
+            for fro, rows in ((1, lanes), (1, lanes - 1), (5, 4 * lanes)):
+                outer = Loop(extent=rows, strides=(0, fro, n))
+                want = n < lanes and n in (2, 4, 8) and fro == 1 and rows >= lanes
+                assert nest.interleaves(outer, L, 0, lanes, 2) is want, (lanes, n, fro, rows)
+                if want:
+                    assert (nest.interleave_vector_ops(n, 3)
+                            < nest.across_vector_ops(n, 3, lanes, 4)), (lanes, n)
+    a = np.random.default_rng(3).standard_normal((231, 2, 2, 1)).astype(np.float32)
+    b = np.random.default_rng(4).standard_normal((2, 910, 1, 1)).astype(np.float32)
+    (step,) = _nest_steps("ij...,jk...->ik...", a, b)
+    assert step.short == 2 and step.row.startswith("short-sum"), step
+    assert nest.interleaves(step.loops[-3], step.loops[-1], 0, nest.vector_lanes(4), 2)
+    np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", a, b),
+                               np.einsum("ij...,jk...->ik...", a, b), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

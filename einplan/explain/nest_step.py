@@ -82,32 +82,39 @@ def _transposed_text(step) -> str:
             f"transposed in registers to meet in{x}'s rows, no copy")
 
 
+def _measured_choice(what, state, ways, rates) -> str:
+    """', {what} {how}' for a choice ep_nest.c makes by timing the first
+    such calls: the way kept (``ways`` names each), or both in turn while
+    measuring; then the rates so far ((label, GB/s) pairs) once both ran."""
+    how = ways.get(state, "alternately " + " and ".join(ways.values())
+                   + ", until the faster is measured")
+    rates_text = ", ".join(f"{gbs:.1f} GB/s {label}" for label, gbs in rates)
+    ran = all(gbs > 0 for _, gbs in rates)
+    return f", {what} {how}" + (f" (measured {rates_text})" if ran else "")
+
+
 def _stream_text(step) -> str:
     """The order the row kernel reads rows streamed from memory in (an
-    operand past half of L3; ep_nest.c measures the core's faster order on
-    the first such calls)."""
+    operand past half of L3)."""
     if step.native is None or not step.native.streams():
         return ""
     order, one, four = _native.stream_order()
-    how = {"one": "one after another", "four": "four at a time"}.get(
-        order, "alternately one after another and four at a time, until the faster is measured")
-    rates = (f" (measured {one:.1f} GB/s one after another, {four:.1f} four at a time)"
-             if one > 0 and four > 0 else "")
-    return f", rows streamed from memory (an operand past half of L3) read {how}{rates}"
+    return _measured_choice(
+        "rows streamed from memory (an operand past half of L3) read", order,
+        {"one": "one after another", "four": "four at a time"},
+        (("one after another", one), ("four at a time", four)))
 
 
 def _load_text(step) -> str:
     """How a contiguous row of products past L2 loads its 64-byte vectors:
-    whole or as two 32-byte halves, whichever ep_nest.c measures faster on
-    the first such calls."""
+    whole or as two 32-byte halves."""
     if step.native is None or not step.native.streams_products():
         return ""
     way, whole, halves = _native.load_width()
-    how = {"whole": "whole", "halves": "as two 32-byte halves"}.get(
-        way, "alternately whole and as two 32-byte halves, until the faster is measured")
-    rates = (f" (measured {whole:.1f} GB/s whole, {halves:.1f} in halves)"
-             if whole > 0 and halves > 0 else "")
-    return f", a row of products past L2: its vectors loaded {how}{rates}"
+    return _measured_choice(
+        "a row of products past L2: its vectors loaded", way,
+        {"whole": "whole", "halves": "as two 32-byte halves"},
+        (("whole", whole), ("in halves", halves)))
 
 
 def _role_rows(ctx, step) -> tuple:
