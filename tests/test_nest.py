@@ -2219,3 +2219,25 @@ def test_rows_of_products_past_l2_load_whole_or_in_halves_with_the_same_products
         assert res[""][8] in ("whole", "halves") and res[""][9:] == ["True", "True"], res
     else:
         assert res[""][8:] == ["measuring", "False", "False"], res
+
+
+def test_two_rows_sharing_their_lines_run_row_by_row():
+    """A loop of two rows around the row whose strided input steps within a
+    line along it ('abcd,dbac->' with A[..., ::2]: d's two rows two elements
+    apart) runs them one after another, the second re-reading the first's
+    lines from cache, with no tiles and no transposing kernel (0.51x numpy
+    transposed, 1.3x row by row); three rows still take tiles."""
+    rng = np.random.default_rng(73)
+    a = rng.standard_normal((2, 195, 1224, 4)).astype(np.float32)[..., ::2]
+    b = rng.standard_normal((2, 195, 2, 1224)).astype(np.float32)
+    (st,) = einplan.explain("abcd,dbac->", a, b).to_dict()["steps"]
+    assert not st["nest"]["tile"] and st["nest"]["loops"][-2]["extent"] == 2, st["nest"]
+    assert nest.rows_share_lines(_plan_for("abcd,dbac->", a, b).steps[0].loops, 4)
+    _close(einplan.einsum("abcd,dbac->", a, b), np.einsum("abcd,dbac->", a, b), "float32",
+           a.size)
+    for m in (2, 3):
+        x = rng.random((m, 3001)).astype(np.float32)
+        y = np.asfortranarray(rng.random((m, 3001)).astype(np.float32))
+        step = _plan_for("ab,ab->", x, y).steps[0]
+        assert bool(step.tile) == (m == 3), (m, step)
+        _close(einplan.einsum("ab,ab->", x, y), np.einsum("ab,ab->", x, y), "float32", x.size)
