@@ -309,6 +309,8 @@ typedef struct {
     int cx;                          // innermost loops (W, K, V); cx: its input x (the
                                      // one constant along W)
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
+    int stream_loads;                // one row of products past L2: loads measured
+                                     // whole or in halves (ep_nest_streams_products)
     int tp, tpy;                     // in tiles: the two inputs cross in their unit strides
                                      // and run NT(tpair), input mv[tpy] read across its rows
     void *sbuf;                      // the small-edge kernel's or the tiles' copies of
@@ -363,18 +365,6 @@ static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first, ep_dim
                    d->stride[2][w], d->stride[2][v], first, c->sbuf);
 }
 
-// Whether a row of c's products streams past L2 in a kernel that loads
-// whole or in halves.
-static int ep_row_streams_products(const ep_nest_ctx_t *c, ep_dim_t n)
-{
-    if (!c->rows->stream_prod || c->so != 1 || c->nm < 1 || c->nm > 2) return 0;
-    for (int j = 0; j < c->nm; j++)
-        if (c->ms[j] != 1) return 0;
-    ep_dim_t l1 = 0, l2 = 0, l3 = 0;
-    ep_cache_sizes(&l1, &l2, &l3);
-    return (double)n * c->es * (c->nm + 1) > (double)(l2 > 0 ? l2 : 1 << 20);
-}
-
 static void ep_stream_prod(const ep_nest_ctx_t *c, const void *const *p, ep_dim_t n, char *o,
                            const double *sc, int first)
 {
@@ -425,7 +415,7 @@ static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_di
     } else {
         double sc[2];
         ep_put(dt, sc, scale);
-        if (ep_row_streams_products(c, n))
+        if (c->stream_loads)
             ep_stream_prod(c, p, n, o + off * c->es, sc, first);
         else
             c->rows->prod(c->nm, p, c->ms, n, o + off * c->so * c->es, c->so, sc, first);
@@ -628,6 +618,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->nin = d->nin;
     c->es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
     c->rows = ep_rows_for(ep_nest_row_isa(d, isa), d->dtype);
+    c->stream_loads = ep_nest_streams_products(d, isa);
     c->inner = d->ndim - 1;
     for (int j = 0; j < d->nin; j++) {
         ep_inc_t s = c->inner >= 0 ? d->stride[j][c->inner] : 0;
