@@ -181,8 +181,9 @@ cdef class NestCall:
 
     def streams(self):
         """Whether its row sums stream an operand from memory (one past half
-        of L3), in the row order stream_order() reports."""
-        return bool(ep_nest_streams(&self.d, -1))
+        of L3): 'measured' in the row order stream_order() reports, 'one'
+        always one row after another, None not."""
+        return {0: None, 1: "measured", 2: "one"}[ep_nest_streams(&self.d, -1)]
 
     def streams_products(self):
         """Whether it is one contiguous row of products past L2 whose loads

@@ -247,19 +247,26 @@ int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
 // b = 503; 'j,jk->k' (37010,120) f64 four at a time 12 GB/s, one after
 // another 24-28; rows of 800 f64 16-21 and 20-27 GB/s; Zen 4, 32 KB of L1:
 // 'ab->a' (1121, 5130):T f64, rows of 8968 bytes, 1.79 ms four at a time,
-// 1.35 one after another, rows of 16000 bytes f32 0.55 and 0.75); and one input's
+// 1.35 one after another, rows of 16000 bytes f32 0.55 and 0.75); one input's
 // short strided rows that rows_sum sums in four scalar chains ('bii->b').
+// 2: complex dot rows of 256 bytes to 8 KB against one shared vector, which
+// always run one after another (rows_cdot_shared; Zen 4: 'ab,a->b' (45,
+// 100000) F c128, four rows' lines interleaved 8.4 ms, one after another
+// 3.3; c64 rows of 48 5.0 and 3.6 ms; rows of up to 256 bytes about the same
+// either way: c64 rows of 8 2.6 ms both, of 16 3.9 and 4.2).
 int ep_nest_streams(const ep_nest_desc_t *d, int isa)
 {
     int inner = d->ndim - 1;
-    if (inner < 0 || d->dtype > EP_NEST_F64 || d->tile > 0 || d->short_loop)
+    int cpx = d->dtype > EP_NEST_F64;
+    if (inner < 0 || d->tile > 0 || d->short_loop)
         return 0;
     ep_inc_t so = d->stride[d->nin][inner];
     // into one output row: its rows are the loop around the row, summed
     int into_one = so == 1 && inner > 0 && d->stride[d->nin][inner - 1] == 0;
     if (so != 0 && !into_one)
         return 0;
-    ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8, bytes = d->extent[inner] * es;
+    ep_dim_t es = (d->dtype == EP_NEST_F32 ? 4 : 8) << (d->dtype == EP_NEST_C128),
+             bytes = d->extent[inner] * es;
     int nm = 0, shared = 0, packed = 0;      // packed: rows end to end
     int strided = 0;                         // moving inputs not unit-stride along the row
     ep_dim_t l1 = 0, l2 = 0, l3 = 0, span_max = 0;
@@ -279,6 +286,9 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     }
     if (nm < 1 || nm > 2 || l3 <= 0 || 2 * span_max * es <= l3)
         return 0;
+    if (cpx)  // complex dots against one shared vector, rows past four lines
+        return so == 0 && nm == 2 && shared == 1 && !strided && bytes > 256 && bytes < 8192
+               ? 2 : 0;
     isa = ep_nest_row_isa(d, isa);
     ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
     if (strided) {  // one input's short strided rows: rows_sum's scalar chains
@@ -626,7 +636,8 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
         else c->fx[c->nf++] = j;
     }
     c->so = c->inner >= 0 ? d->stride[d->nin][c->inner] : 0;
-    c->stream = ep_nest_streams(d, isa) ? ep_stream_order() : -1;
+    int streams = ep_nest_streams(d, isa);
+    c->stream = streams == 2 ? EP_STREAM_ONE : streams ? ep_stream_order() : -1;
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->tile <= 0 &&

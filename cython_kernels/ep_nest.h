@@ -74,7 +74,8 @@ int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
 // measured on the first such calls, then fixed for the process.
 enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
 int ep_nest_streams_products(const ep_nest_desc_t *d, int isa);  // loads measured (ep_load_width)
-int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's row sums are such
+int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's row sums are such (2: one
+                                                       // after another, not measured)
 int ep_stream_order(void);                      // EP_STREAM_*
 int ep_stream_next(void);                       // the order a measured call takes
 void ep_stream_sample(int seq, int64_t bytes, int64_t ns);

@@ -632,6 +632,36 @@ NT(dot_vecs)(const T *x, const T *y, ep_dim_t n2, NT(vec) *a, NT(vec) *b)
     return i;
 }
 
+// the reals past dot_vecs' pairs as vectors, into the same *a, *b: one whole
+// vector, then the row's last vector (it overlaps the one before) with the
+// lanes already summed cleared bitwise (a multiply by 0 would turn an inf
+// into a nan).  A scalar tail of up to VL - 1 complex products is a chain of
+// dependent FMAs as long as the rest of a short row ('ab,a->b' (45, 10519)
+// F c64: 13 of a row's 45 products scalar, 0.42x cgemv).  Rows shorter than
+// a vector keep their scalar tail (dot_tail), as rows_sum's short rows four
+// at a time sum them.  Returns the reals done.
+static inline __attribute__((always_inline)) NT_TGT ep_dim_t
+NT(dot_rest)(const T *x, const T *y, ep_dim_t i, ep_dim_t n2, NT(vec) *a, NT(vec) *b)
+{
+    const NT(ivec) sw = NT_PAIR_SWAP;
+    if (n2 < VL) return i;
+    if (i + VL <= n2) {
+        NT(vec) u = NT_LD(x + i), v = NT_LD(y + i);
+        *a += u * v; *b += u * __builtin_shuffle(v, sw);
+        i += VL;
+    }
+    if (i < n2) {
+        ep_dim_t e = n2 - VL, done = i - e;      // lanes below done already summed
+        const NT(ivec) rev = NT_REV;      // lane l holds VL - 1 - l
+        NT(ivec) keep = rev <= (IT)(VL - 1 - done);
+        NT(vec) u = NT_LD(x + e), v = NT_LD(y + e);
+        *a += (NT(vec))((NT(ivec))(u * v) & keep);
+        *b += (NT(vec))((NT(ivec))(u * __builtin_shuffle(v, sw)) & keep);
+        i = n2;
+    }
+    return i;
+}
+
 // the lane signs that turn the dot's vectors into its real and imaginary
 // sums: conj(x) y = (xr yr + xi yi, xr yi - xi yr), sg = -1 for conj
 static inline __attribute__((always_inline)) NT_TGT void
@@ -653,39 +683,61 @@ NT(dot_tail)(const T *x, const T *y, ep_dim_t i, ep_dim_t n2, T sg, T *r, T *m)
     }
 }
 
-// Rows of P pairs of vectors (2 * P * VL reals, no tail) dotted four at a
-// time with a vector w shared by every row, no scales: dot_vecs' sums
-// written out for a known P, so the rows run without a loop, a tail or a
-// per-row set-up ('ab,b->a' (856341, 8) c64: 5.5-7 ms through the general
-// four-row block below, 3.2 ms here).  The same operations in the same
-// order as dot_vecs, so the same bits.  Returns the rows done.
+// Rows of n2 >= VL reals dotted NT_CROWS at a time with a vector w shared
+// by every row, no scales: w's vectors and their pair swaps loaded once for
+// the rows, each row's vectors one load, a multiply and an add into each of
+// its two sums ('ab,a->b' (48, 10519) F c64: 52 cycles a row through the
+// general four-row block below, where every row reloads and swaps w).
+// Each row summed as dot_vecs and dot_rest sum it (two accumulators over
+// the pairs, then the rest): the same bits as the row alone (the products
+// commute; with w the first input its swapped sums sit in the other lane of
+// each pair, which the lane tree adds the same way).  NT_CROWS rows hold
+// 4 * NT_CROWS accumulators: four where there are 32 vector registers.
+// Returns the rows done.
+#define NT_CROWS (NT_VB == 64 ? 4 : 2)
 static inline __attribute__((always_inline)) NT_TGT ep_dim_t
-NT(rows_cdot4_shared)(const int P, const T *x, ep_inc_t ax, const T *w, ep_dim_t R,
-                      T *o, ep_inc_t so, int first)
+NT(rows_cdot_shared)(const T *x, ep_inc_t ax, const T *w, ep_dim_t n2, ep_dim_t R,
+                     T *o, ep_inc_t so, int first, int seq)
 {
     const NT(ivec) sw = NT_PAIR_SWAP;
+    const int K = NT_CROWS;
     NT(vec) sr, sm;
     NT(dot_signs)(1, &sr, &sm);
     ep_dim_t r = 0;
-    for (; r + 4 <= R; r += 4) {
-        NT(vec) v[8];
-        T sums[8];
+    for (; r + K <= R; r += K) {
+        NT(vec) at[NT_CROWS], bt[NT_CROWS], v[2 * NT_CROWS];
+        T sums[2 * NT_CROWS];
+        const T *u = x + r * ax;
+        ep_dim_t i = 0;
+        if (seq) {
+            // from memory: the rows one after another, one stream (their
+            // lines interleaved read c128 rows of 45 at 9 GB/s, 21 so)
 #pragma GCC unroll 4
-        for (int t = 0; t < 4; t++) {
-            const T *u = x + (r + t) * ax;
-            NT(vec) a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
-            for (int q = 0; q < P; q++) {
-                NT(vec) u0 = NT_LD(u + 2 * q * VL), u1 = NT_LD(u + (2 * q + 1) * VL);
-                NT(vec) w0 = NT_LD(w + 2 * q * VL), w1 = NT_LD(w + (2 * q + 1) * VL);
-                a0 += u0 * w0; b0 += u0 * __builtin_shuffle(w0, sw);
-                a1 += u1 * w1; b1 += u1 * __builtin_shuffle(w1, sw);
+            for (int t = 0; t < K; t++) i = NT(dot_vecs)(u + t * ax, w, n2, &at[t], &bt[t]);
+        } else {
+            NT(vec) a0[NT_CROWS], a1[NT_CROWS], b0[NT_CROWS], b1[NT_CROWS];
+            for (int t = 0; t < K; t++) a0[t] = a1[t] = b0[t] = b1[t] = (NT(vec)){0};
+            for (; i + 2 * VL <= n2; i += 2 * VL) {
+                NT(vec) w0 = NT_LD(w + i), w1 = NT_LD(w + i + VL);
+                NT(vec) s0 = __builtin_shuffle(w0, sw), s1 = __builtin_shuffle(w1, sw);
+#pragma GCC unroll 4
+                for (int t = 0; t < K; t++) {
+                    NT(vec) u0 = NT_LD(u + t * ax + i), u1 = NT_LD(u + t * ax + i + VL);
+                    a0[t] += u0 * w0; b0[t] += u0 * s0;
+                    a1[t] += u1 * w1; b1[t] += u1 * s1;
+                }
             }
-            v[t] = (a0 + a1) * sr;
-            v[4 + t] = (b0 + b1) * sm;
+            for (int t = 0; t < K; t++) { at[t] = a0[t] + a1[t]; bt[t] = b0[t] + b1[t]; }
         }
-        NT(hsums8)(v, sums);
-        for (int t = 0; t < 4; t++) {
-            T vr = sums[t] + (T)0, vi = sums[4 + t] + (T)0;
+#pragma GCC unroll 4
+        for (int t = 0; t < K; t++) {
+            NT(dot_rest)(u + t * ax, w, i, n2, &at[t], &bt[t]);
+            v[t] = at[t] * sr;
+            v[K + t] = bt[t] * sm;
+        }
+        NT(hsums)(v, 2 * K, sums);
+        for (int t = 0; t < K; t++) {
+            T vr = sums[t] + (T)0, vi = sums[K + t] + (T)0;
             T *d = o + 2 * (r + t) * so;
             int fr = first && (r + t == 0 || so != 0);
             d[0] = fr ? vr : d[0] + vr;
@@ -715,6 +767,7 @@ NT(blk_contig_in)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
         T sg = conj ? -1 : 1;
         NT(vec) a, b, sr, sm;
         i = NT(dot_vecs)(x, y, n2, &a, &b);
+        i = NT(dot_rest)(x, y, i, n2, &a, &b);
         NT(dot_signs)(sg, &sr, &sm);
         r = NT(hsum)(a * sr, 1, 0);
         m = NT(hsum)(b * sm, 1, 0);
@@ -1875,9 +1928,11 @@ NT(rows_cdot2_wv)(const int WV, const T *const *p, const ep_inc_t *rs, ep_dim_t 
                 }
             }
             for (int t = 0; t < 2; t++) {
-                T vr = NT(hsum)((a0[t] + a1[t]) * sr, 1, 0);
-                T vi = NT(hsum)((b0[t] + b1[t]) * sm, 1, 0);
-                NT(dot_tail)(xb[t], yb[t], i, n2, 1, &vr, &vi);
+                NT(vec) at = a0[t] + a1[t], bt = b0[t] + b1[t];
+                ep_dim_t it = NT(dot_rest)(xb[t], yb[t], i, n2, &at, &bt);
+                T vr = NT(hsum)(at * sr, 1, 0);
+                T vi = NT(hsum)(bt * sm, 1, 0);
+                NT(dot_tail)(xb[t], yb[t], it, n2, 1, &vr, &vi);
                 NT(pairs_add)(&ps[t], vr, vi);
             }
         }
@@ -2198,7 +2253,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     if (nm == 2 && contig && 2 * n * (ep_dim_t)sizeof(T) >= 8192 && R >= 2
         && (rs[0] == 0) != (rs[1] == 0))
         r = NT(rows_cdot2)(rs[0] == 0 ? 0 : 1, p, rs, n, R, o, so, first, nf, f, fs);
-    if (nm == 2 && contig && n >= VL && n <= NB) {
+    if (nm == 2 && contig && 2 * n >= VL && n <= NB) {
         // contiguous complex dots of one block four rows at a time, their
         // eight horizontal sums sharing shuffles; each row's sum is its
         // per-row sum's (blk_contig_in, plus the zero of row_sum's pairs)
@@ -2206,11 +2261,13 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         NT(dot_signs)(1, &sr, &sm);
         const ep_inc_t ax = 2 * rs[0], ay = 2 * rs[1];
         int wv = (ax == 0) != (ay == 0) ? (ax == 0 ? 0 : 1) : -1;   // the shared input
-        if (wv >= 0 && nf == 0 && (n == VL || n == 2 * VL)) {
+        if (wv >= 0 && nf == 0) {
+            // (rows of one vector or one pair with the loops unrolled)
             const T *xx = p[1 - wv], *ww = p[wv];
             ep_inc_t axx = wv ? ax : ay;
-            r = n == VL ? NT(rows_cdot4_shared)(1, xx, axx, ww, R, o, so, first)
-                        : NT(rows_cdot4_shared)(2, xx, axx, ww, R, o, so, first);
+            r = 2 * n == VL ? NT(rows_cdot_shared)(xx, axx, ww, VL, R, o, so, first, seq)
+                : n == VL   ? NT(rows_cdot_shared)(xx, axx, ww, 2 * VL, R, o, so, first, seq)
+                            : NT(rows_cdot_shared)(xx, axx, ww, 2 * n, R, o, so, first, seq);
         }
         for (; r + 4 <= R; r += 4) {
             NT(vec) v[8];
@@ -2221,6 +2278,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             for (int t = 0; t < 4; t++) {
                 NT(vec) a, b;
                 i[t] = NT(dot_vecs)(x + t * ax, y + t * ay, 2 * n, &a, &b);
+                i[t] = NT(dot_rest)(x + t * ax, y + t * ay, i[t], 2 * n, &a, &b);
                 v[t] = a * sr;
                 v[4 + t] = b * sm;
             }
@@ -2244,7 +2302,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             }
         }
     }
-    if (nm == 2 && n <= NB && (n < VL || !contig)) {
+    if (nm == 2 && n <= NB && (2 * n < VL || !contig)) {
         // short or strided complex dots four rows at a time: eight
         // independent chains instead of one row's two (FMA latency)
         ep_inc_t sx = 2 * s[0], sy = 2 * s[1], ax = 2 * rs[0], ay = 2 * rs[1];

@@ -1366,7 +1366,7 @@ def test_complex_rows_dotted_with_a_shared_vector_have_the_bits_of_one_row(isa, 
     one; the vector as either input, rows ending mid-vector, every row into
     its own element, with a scale per row, and all into one."""
     rng = np.random.default_rng(41)
-    for n in (4, 8, 9, 16, 31, 32, 64, 2048, 2049, 2 * 2048 + 7):
+    for n in (4, 8, 9, 16, 31, 32, 45, 48, 64, 2048, 2049, 2 * 2048 + 7):
         for R in (4, 5, 7, 9):
             A = _rand(rng, (R, n + 3), dtype)
             w = _rand(rng, (n,), dtype)
@@ -1865,6 +1865,16 @@ for _ in range(3):
 assert np.allclose(r, np.einsum("bii->b", a.astype(np.float64)), rtol=1e-4, atol=1e-3)
 out.append(hashlib.sha1(r.tobytes()).hexdigest())
 assert "rows streamed from memory" in str(einplan.explain("bii->b", a))
+# complex dot rows against one shared vector, ending mid-vector
+a = (rng.standard_normal((int(1.25 * l3) // (8 * 45) + 3, 45), dtype=np.float32)
+     + 1j * rng.standard_normal((1, 45), dtype=np.float32)).astype(np.complex64)
+v = (rng.standard_normal(45) - 1j * rng.standard_normal(45)).astype(np.complex64)
+for _ in range(3):
+    r = einplan.einsum("ij,j->i", a, v)
+assert np.allclose(r, a.astype(np.complex128) @ v, rtol=1e-4, atol=1e-3)
+assert r[:64].tobytes() == einplan.einsum("ij,j->i", a[:64], v).tobytes()  # rows in cache
+out.append(hashlib.sha1(r.tobytes()).hexdigest())
+assert "rows streamed from memory" in str(einplan.explain("ij,j->i", a, v))
 order, one, four = _native.stream_order()
 print(" ".join(out), order, one > 0, four > 0)
 """
@@ -1977,7 +1987,9 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     output row, and so rows just longer than the kernel set's registers
     hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
     one after another) and rows of 7 KB; one input's diagonals, 'bii->b',
-    in four scalar chains or one row after another)."""
+    in four scalar chains or one row after another; complex64 rows of 45
+    dotted with one vector, 'ij,j->i', always one after another, with the
+    bits of the same rows read four at a time in cache)."""
     import os
     import subprocess
     import sys
@@ -1988,10 +2000,10 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         res[order] = p.stdout.split()
-    assert res["1"][:9] == res["4"][:9] == res[""][:9], res
-    assert res["1"][9] == "one" and res["4"][9] == "four", res
+    assert res["1"][:10] == res["4"][:10] == res[""][:10], res
+    assert res["1"][10] == "one" and res["4"][10] == "four", res
     # measured: both orders timed and one of them chosen
-    assert res[""][9] in ("one", "four") and res[""][10:] == ["True", "True"], res
+    assert res[""][10] in ("one", "four") and res[""][11:] == ["True", "True"], res
 
 
 @pytest.mark.parametrize("isa", ISAS)

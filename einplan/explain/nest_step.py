@@ -96,8 +96,12 @@ def _measured_choice(what, state, ways, rates) -> str:
 def _stream_text(step) -> str:
     """The order the row kernel reads rows streamed from memory in (an
     operand past half of L3)."""
-    if step.native is None or not step.native.streams():
+    streams = None if step.native is None else step.native.streams()
+    if streams is None:
         return ""
+    if streams == "one":
+        return (", rows streamed from memory (an operand past half of L3) read one after"
+                " another (complex rows past four lines: four at a time are four streams)")
     order, one, four = _native.stream_order()
     return _measured_choice(
         "rows streamed from memory (an operand past half of L3) read", order,
