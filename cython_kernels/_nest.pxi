@@ -17,6 +17,7 @@ cdef extern from "ep_nest.h" nogil:
         int tile_row
         int transposed
         ep_dim_t block
+        int block_outer
         int short_loop
         int conj
         int isa
@@ -55,7 +56,7 @@ cdef class NestCall:
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
                  int64_t block=0, int short_loop=0, int tile_row=0, bint conj=False,
-                 offsets=None, bint transposed=False):
+                 offsets=None, bint transposed=False, bint block_outer=False):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -77,6 +78,7 @@ cdef class NestCall:
         self.d.tile_row = max(tile_row, 0)
         self.d.transposed = transposed
         self.d.block = max(block, 0)
+        self.d.block_outer = block_outer
         self.d.short_loop = short_loop
         self.d.conj = conj
         self.d.isa = -1

@@ -327,6 +327,8 @@ typedef struct {
                                      // strided inputs (this thread's)
     int stream;                      // the row sums stream an operand from memory: their
                                      // rows' order is ep_stream_order's (-1: not so)
+    int bl;                          // the loop run in blocks (ep_blocks) other than the
+    ep_dim_t bl_n;                   // row (-1: none), and its extent in this block
 } ep_nest_ctx_t;
 
 // The small-edge kernel over the loop at dpt (the rows; none when dpt is the
@@ -530,7 +532,7 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         ep_tiles(c, dpt, ptr, first, lo, hi);
         return;
     }
-    ep_dim_t e = d->extent[dpt];
+    ep_dim_t e = dpt == c->bl ? c->bl_n : d->extent[dpt];
     ep_dim_t i0 = dpt == c->split ? lo : 0, i1 = dpt == c->split ? hi : e;
     ep_inc_t so = d->stride[c->nin][dpt];
     if (dpt == c->inner - 1 && (c->split != c->inner || c->so != 0)) {
@@ -581,27 +583,32 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
     }
 }
 
-// The nest, with the row in blocks of d->block elements when asked (the
-// block loop outermost; a row that sums into the output adds each block's
-// partial sum to it).  c is this thread's own copy.
+// The nest, with the row (or with d->block_outer the loop around it) in
+// blocks of d->block elements when asked (the block loop outermost; an
+// output summed along the blocked loop adds each block's partial sum to
+// it).  c is this thread's own copy.
 static void ep_blocks(ep_nest_ctx_t *c, char *const *base, int first, ep_dim_t lo,
                       ep_dim_t hi)
 {
     const ep_nest_desc_t *d = c->d;
-    if (d->block <= 0 || c->inner < 0 || c->split == c->inner || c->shortk || c->ctile ||
-        d->block >= d->extent[c->inner]) {
+    int bl = d->block_outer ? c->inner - 1 : c->inner;
+    if (d->block <= 0 || bl < 0 || c->split == bl || c->shortk || c->ctile ||
+        (d->block_outer && d->tile > 0) || d->block >= d->extent[bl]) {
         ep_rec(c, 0, base, first, lo, hi);
         return;
     }
-    ep_dim_t E = d->extent[c->inner];
+    ep_dim_t E = d->extent[bl];
     char *q[EP_NEST_MAXIN + 1];
     for (ep_dim_t b0 = 0; b0 < E; b0 += d->block) {
         for (int op = 0; op <= c->nin; op++)
-            q[op] = base[op] + b0 * d->stride[op][c->inner] * c->es;
-        c->row_n = E - b0 < d->block ? E - b0 : d->block;
-        ep_rec(c, 0, q, first && (b0 == 0 || c->so != 0), lo, hi);
+            q[op] = base[op] + b0 * d->stride[op][bl] * c->es;
+        ep_dim_t n = E - b0 < d->block ? E - b0 : d->block;
+        if (bl == c->inner) c->row_n = n;
+        else { c->bl = bl; c->bl_n = n; }
+        ep_rec(c, 0, q, first && (b0 == 0 || d->stride[c->nin][bl] != 0), lo, hi);
     }
-    c->row_n = E;
+    c->row_n = d->extent[c->inner];
+    c->bl = -1;
 }
 
 #define EP_NEST_MAXTHREADS 64
@@ -630,6 +637,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->rows = ep_rows_for(ep_nest_row_isa(d, isa), d->dtype);
     c->stream_loads = ep_nest_streams_products(d, isa);
     c->inner = d->ndim - 1;
+    c->bl = -1;
     for (int j = 0; j < d->nin; j++) {
         ep_inc_t s = c->inner >= 0 ? d->stride[j][c->inner] : 0;
         if (s != 0) { c->ms[c->nm] = s; c->mv[c->nm++] = j; }

@@ -40,6 +40,11 @@ typedef struct {
     ep_dim_t block;          // > 0: the innermost loop runs in blocks of this many
                              // elements, the block loop outside every other loop (what
                              // the outer loops re-read of a long row stays in cache)
+    int block_outer;         // 1: the loop around the row runs in blocks instead (two
+                             // operands crossed in their unit strides outside a shared
+                             // row: each block a few runs of each, not one line of each
+                             // of hundreds of rows); not with tiles or the small-edge,
+                             // register-tile or threads' loop
     int short_loop;          // 1: the loop around the row (extent <= EP_NEST_SHORT) runs
                              // inside the row kernel with the row, its S partial sums or
                              // products in registers (the small-edge kernel); the output

@@ -132,7 +132,7 @@ def prepare_gemm(dtype, m, n, k, batch=()):
 
 
 def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=False,
-                 tile_row=0, conj=False, offsets=None, transposed=False):
+                 tile_row=0, conj=False, offsets=None, transposed=False, block_outer=False):
     """A NestCall: ``out = sum prod(inputs)`` over ``loops`` (outer to inner,
     each (extent, stride per input, stride of the output), in elements),
     validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h).
@@ -141,12 +141,14 @@ def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=
     ``tile`` x ``tile_row`` (0: square): the tiles of the two innermost;
     ``transposed``: tiles of two inputs crossed in their unit strides run the
     transposing kernel (see ep_nest.h).
+    ``block`` > 0: the row (``block_outer``: the loop around it) runs in
+    blocks of that many elements, the block loop outermost.
     ``conj``: input 0 enters conjugated (a complex dot over one loop).
     ``offsets``: each operand's first element (inputs, then the output), in
     elements from its array's data pointer; zeros when None."""
     return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile, block, short,
                                tile_row=tile_row, conj=conj, offsets=offsets,
-                               transposed=transposed)
+                               transposed=transposed, block_outer=block_outer)
 
 
 def nest_runner(call, idx, mem_shape, perm, scalar):

@@ -330,6 +330,7 @@ class NestStep:
     flops: int = 0
     engine: str = "nest"
     block: int = 0           # > 0: the row runs in blocks of this many elements
+    block_outer: bool = False  # the loop around the row runs in blocks instead
     short: int = 0           # > 0: the small-edge kernel, the loop around the row
                              # (this extent) held in registers with it
     why: str = ""            # why this engine, when both were priced (a thin GEMM)
@@ -350,7 +351,8 @@ class NestStep:
         src = ",".join(f"slot {s} '{lab}'" for s, lab in zip(self.inputs, self.in_labels))
         loops = " ".join(f"{lp.labels}:{lp.extent}" for lp in self.loops) or "()"
         extra = (f" tile={self.tile}x{self.tile_row}" if self.tile else "") + (
-            f" block={self.block}" if self.block else "") + (
+            f" block={self.block}" + (" outer" if self.block_outer else "")
+            if self.block else "") + (
             f" short={self.short}" if self.short else "") + (
             " ctile" if self.ctile else "")
         return (f"{self.kind.value} (nest): {src} -> {dst} '{self.out_labels}' "

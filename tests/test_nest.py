@@ -1094,6 +1094,59 @@ def test_row_blocks(isa, dtype):
             _close(o, A * A, dtype, 1)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_loop_around_the_row_in_blocks(isa, dtype):
+    """The loop around the row in blocks (block_outer, the block loop
+    outermost): 'abc,bca->' as b > c > a with c blocked sums every block into
+    the scalar; 'abc,bca->bc' writes each element once; 'abc,bca->ab' adds
+    each block's rows into the output; a last block shorter than the others,
+    blocks past the loop's extent, one thread and two."""
+    rng = np.random.default_rng(13)
+    A = np.asfortranarray(_rand(rng, (10, 37, 29), dtype))      # a, b, c
+    B = _rand(rng, (37, 29, 10), dtype)[::-1]                  # b, c, a
+    sa, sb = [s // A.itemsize for s in A.strides], [s // B.itemsize for s in B.strides]
+    for threads in (1, 2):
+        for block in (0, 8, 28, 29, 64):
+            loops = [(37, sa[1], sb[0]), (29, sa[2], sb[1]), (10, sa[0], sb[2])]
+            o = np.full((), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [lp + (0,) for lp in loops], split=0,
+                                 threads=threads, block=block, block_outer=True)((A, B), o,
+                                                                                 isa=isa)
+            _close(o, np.einsum("abc,bca->", A, B), dtype, A.size)
+            o = np.full((37, 29), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [loops[0] + (29,), loops[1] + (1,), loops[2] + (0,)],
+                                 split=0, threads=threads, block=block, block_outer=True)(
+                (A, B), o, isa=isa)
+            _close(o, np.einsum("abc,bca->bc", A, B), dtype, 10)
+            o = np.full((10, 37), np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [loops[0] + (1,), loops[1] + (0,), loops[2] + (37,)],
+                                 split=0, threads=threads, block=block, block_outer=True)(
+                (A, B), o, isa=isa)
+            _close(o, np.einsum("abc,bca->ab", A, B), dtype, 29)
+
+
+def test_operands_crossed_outside_a_shared_row_run_in_blocks():
+    """Two operands crossed in their unit strides outside a row both read
+    contiguously ('abc,bca->' with a F-order A and a C-order B reversed
+    along b, rows of a): either order of b and c reads one operand a row
+    from each of hundreds of rows pages apart; the plan moves one of them
+    around the row in blocks of nest.OUTER_BLOCK, and says so.  Operands in
+    cache keep the plain order."""
+    caches = _native.kernel_config()["caches"]
+    nb = int(np.sqrt(caches["l3"] / 80)) + 1          # each operand past L3
+    rng = np.random.default_rng(3)
+    for nb_, blocked in ((nb, True), (40, False)):
+        A = np.asfortranarray(rng.standard_normal((10, nb_, nb_ + 3)))
+        B = rng.standard_normal((nb_, nb_ + 3, 10))[::-1]
+        (st,) = einplan.explain("abc,bca->", A, B).to_dict()["steps"]
+        assert (st["nest"].get("block") == nest.OUTER_BLOCK) == blocked, st["nest"]
+        text = str(einplan.explain("abc,bca->", A, B))
+        assert (f"in blocks of {nest.OUTER_BLOCK} (block loop outermost)" in text) == blocked
+        _close(einplan.einsum("abc,bca->", A, B), np.einsum("abc,bca->", A, B), "float64",
+               A.size)
+
+
 def test_long_row_reread_runs_in_blocks():
     """'ij,jk->ik' with a long summed j and a short k: B would be read again
     for every i; the plan runs the row in blocks that stay in cache.  B is

@@ -46,7 +46,9 @@ def build(ctx, i, step) -> Step:
                if step.tile else "")
             + _transposed_text(step)
             + (f", the row in blocks of {step.block} (block loop outermost)"
-               if step.block else "")
+               if step.block and not step.block_outer else "")
+            + (f", '{ctx.d(step.loops[-2].labels)}' in blocks of {step.block} (block loop"
+               f" outermost)" if step.block and step.block_outer else "")
             + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
                f"held in registers around the row" if step.short else "")
             + (f", register-tile kernel: output tiles of '{ctx.d(step.loops[-3].labels)}' x "
