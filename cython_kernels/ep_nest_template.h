@@ -2262,12 +2262,15 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         const ep_inc_t ax = 2 * rs[0], ay = 2 * rs[1];
         int wv = (ax == 0) != (ay == 0) ? (ax == 0 ? 0 : 1) : -1;   // the shared input
         if (wv >= 0 && nf == 0) {
-            // (rows of one vector or one pair with the loops unrolled)
-            const T *xx = p[1 - wv], *ww = p[wv];
+            // past the rows rows_cdot2 ran (rows of one vector or one pair
+            // with the loops unrolled)
             ep_inc_t axx = wv ? ax : ay;
-            r = 2 * n == VL ? NT(rows_cdot_shared)(xx, axx, ww, VL, R, o, so, first, seq)
-                : n == VL   ? NT(rows_cdot_shared)(xx, axx, ww, 2 * VL, R, o, so, first, seq)
-                            : NT(rows_cdot_shared)(xx, axx, ww, 2 * n, R, o, so, first, seq);
+            const T *xx = p[1 - wv] + r * axx, *ww = p[wv];
+            T *oo = o + 2 * r * so;
+            int fr = first && (r == 0 || so != 0);
+            r += 2 * n == VL ? NT(rows_cdot_shared)(xx, axx, ww, VL, R - r, oo, so, fr, seq)
+                 : n == VL   ? NT(rows_cdot_shared)(xx, axx, ww, 2 * VL, R - r, oo, so, fr, seq)
+                             : NT(rows_cdot_shared)(xx, axx, ww, 2 * n, R - r, oo, so, fr, seq);
         }
         for (; r + 4 <= R; r += 4) {
             NT(vec) v[8];

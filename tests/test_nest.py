@@ -1417,7 +1417,8 @@ def test_complex_rows_dotted_with_a_shared_vector_have_the_bits_of_one_row(isa, 
     vector's loads.  Each row's sum has the bits of the same row dotted
     alone, whatever its place in a block of rows or past the last whole
     one; the vector as either input, rows ending mid-vector, every row into
-    its own element, with a scale per row, and all into one."""
+    its own element, with a scale per row, and all into one; the row in
+    blocks, each block's dots added to the last."""
     rng = np.random.default_rng(41)
     for n in (4, 8, 9, 16, 31, 32, 45, 48, 64, 2048, 2049, 2 * 2048 + 7):
         for R in (4, 5, 7, 9):
@@ -1436,6 +1437,10 @@ def test_complex_rows_dotted_with_a_shared_vector_have_the_bits_of_one_row(isa, 
                 assert o[:R].tobytes() == alone.tobytes(), (n, R)
                 assert np.isnan(o[R])
                 _check_rows_dotted(dtype, loops, ins, A[:, :n] @ w, isa)
+                # the row in blocks: each block's rows add into the output
+                o = np.full(R, np.nan, dtype)
+                _native.prepare_nest(dtype, 2, loops, block=1000)(ins, o, isa=isa)
+                _close(o, A[:, :n] @ w, dtype, n)
             o = np.full(R, np.nan, dtype)
             _native.prepare_nest(dtype, 3, [(R, n + 3, 0, 1, 1), (n, 1, 1, 0, 0)])(
                 (A, w, c), o, isa=isa)
