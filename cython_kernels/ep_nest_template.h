@@ -1296,51 +1296,69 @@ static inline __attribute__((always_inline)) NT_TGT T NT(dot_row)(const T *z, co
     return NT(sums_total)(&ps);
 }
 
+// K <= 4 long contiguous rows z0, z0 + az, ... (n >= VL) dotted with one
+// vector w at once, into xs: each row blockwise, NB elements a block, the
+// blocks combined pairwise as in row_sum, the K rows' lanes summed together
+// (each row's sum the bits dot_row gives it alone); xs holds four.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(dot_rows)(const int K, const T *z0, ep_inc_t az, const T *w, ep_dim_t n, T *xs)
+{
+#define NT_ZK(q) (z0 + (q) * az)
+    if (n <= NB) {
+        // one block: its sum plus the zero sums_total adds
+        NT(vec) u[4] = {{0}}, v[4] = {{0}};
+        NT_DOT_BLOCK(K, NT_ZK, 0, n);
+        for (int q = 0; q < K; q++) u[q] += v[q];
+        NT(hsums)(u, K == 3 ? 4 : K, xs);       // (the levels pair vectors: 3 as 4)
+        for (int q = 0; q < K; q++) xs[q] += (T)0;
+        return;
+    }
+    NT(sums) ps[4];
+    for (int q = 0; q < K; q++) ps[q].cnt = 0;
+    for (ep_dim_t b = 0; b < n; b += NB) {
+        ep_dim_t e = n - b < NB ? n : b + NB;
+        NT(vec) u[4] = {{0}}, v[4] = {{0}};
+        NT_DOT_BLOCK(K, NT_ZK, b, e);
+        T t[4];
+        for (int q = 0; q < K; q++) u[q] += v[q];
+        NT(hsums)(u, K == 3 ? 4 : K, t);
+        for (int q = 0; q < K; q++) NT(sums_add)(&ps[q], t[q]);
+    }
+    for (int q = 0; q < K; q++) xs[q] = NT(sums_total)(&ps[q]);
+#undef NT_ZK
+}
+
 // Long contiguous rows z (rows az apart, n >= VL) dotted with one vector w
 // shared by every row (a GEMV's dot form, '...ij,j->...i'), four rows at a
 // time: four streams from memory at once and w's loads shared by them (one
 // row at a time reads 12-15 GB/s where OpenBLAS's sgemv reads 18-20 on Zen
-// 3), the four rows' lanes summed together.  Each row sums blockwise, NB
-// elements a block, the blocks combined pairwise as in row_sum.  seq: the
-// four rows one after another instead (dot_row, the same sums), for cores
-// whose prefetchers follow one stream in memory order better than four
-// interleaved (see ep_stream_order).  Starts at row r; returns the
-// rows done (r plus a multiple of four).
+// 3), the four rows' lanes summed together (dot_rows); the last two or three
+// rows together too, w read once for them ('ab,b->a' (2, 7666528) f64: w
+// read twice, 8.2 ms; numpy 6.3).  seq: the rows one after another
+// instead (dot_row, the same sums), for cores whose prefetchers follow one
+// stream in memory order better than four interleaved (see
+// ep_stream_order).  Starts at row r; returns the rows done.
 NT_FN ep_dim_t NT(rows_dot4)(ep_dim_t r, const T *z, ep_inc_t az, const T *w, ep_dim_t n,
                              ep_dim_t R, T *o, ep_inc_t so, int first, int nf,
                              const T *const *f, const ep_inc_t *fs, int seq)
 {
-#define NT_Z4(q) (z0 + (q) * az)
-    for (; r + 4 <= R; r += 4) {
+    while (R - r >= 2) {
         const T *z0 = z + r * az;
+        int K = R - r >= 4 ? 4 : (int)(R - r);
         T xs[4];
         if (seq) {
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < K; q++) {
                 NT(prefetch_ahead)(z0 + q * az, n);
                 xs[q] = NT(dot_row)(z0 + q * az, w, n);
             }
-        } else if (n <= NB) {
-            // one block: its sum plus the zero sums_total adds
-            NT(vec) u[4] = {{0}}, v[4] = {{0}};
-            NT_DOT_BLOCK(4, NT_Z4, 0, n);
-            for (int q = 0; q < 4; q++) u[q] += v[q];
-            NT(hsums)(u, 4, xs);
-            for (int q = 0; q < 4; q++) xs[q] += (T)0;
+        } else if (K == 4) {
+            NT(dot_rows)(4, z0, az, w, n, xs);
+        } else if (K == 3) {
+            NT(dot_rows)(3, z0, az, w, n, xs);
         } else {
-            NT(sums) ps[4];
-            for (int q = 0; q < 4; q++) ps[q].cnt = 0;
-            for (ep_dim_t b = 0; b < n; b += NB) {
-                ep_dim_t e = n - b < NB ? n : b + NB;
-                NT(vec) u[4] = {{0}}, v[4] = {{0}};
-                NT_DOT_BLOCK(4, NT_Z4, b, e);
-                T t[4];
-                for (int q = 0; q < 4; q++) u[q] += v[q];
-                NT(hsums)(u, 4, t);
-                for (int q = 0; q < 4; q++) NT(sums_add)(&ps[q], t[q]);
-            }
-            for (int q = 0; q < 4; q++) xs[q] = NT(sums_total)(&ps[q]);
+            NT(dot_rows)(2, z0, az, w, n, xs);
         }
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < K; q++) {
             T x = xs[q];
             if (nf) {
                 T sc[2];
@@ -1351,8 +1369,8 @@ NT_FN ep_dim_t NT(rows_dot4)(ep_dim_t r, const T *z, ep_inc_t az, const T *w, ep
             int fr = first && (r + q == 0 || so != 0);
             *d = fr ? x : *d + x;
         }
+        r += K;
     }
-#undef NT_Z4
     return r;
 }
 
@@ -2347,7 +2365,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     ep_inc_t az = rs[zi];
     if (dotv)
         r = NT(rows_dotv)(zr, az, ws, n, R, o, so, first, nf, f, fs, seq);
-    if ((r == 0 || dotv) && nm == 2 && contig && R - r >= 4 && (rs[0] == 0) != (rs[1] == 0)
+    if ((r == 0 || dotv) && nm == 2 && contig && R - r >= 2 && (rs[0] == 0) != (rs[1] == 0)
         && (dotv || n * (ep_dim_t)sizeof(T) >= 4096 || (az == (ep_inc_t)n && n >= 4 * VL)))
         // rows longer than a page stay four at a time in either order: each
         // page is a stream of its own for the prefetchers either way, and

@@ -1452,18 +1452,24 @@ def test_complex_rows_dotted_with_a_shared_vector_have_the_bits_of_one_row(isa, 
 def test_long_rows_dotted_with_one_vector_four_at_a_time(isa, dtype, one_thread):
     """A GEMV's dot form with rows of a page or more ('ij,j->i'): four rows
     read side by side against the shared vector, each summed blockwise and
-    pairwise; row counts that are not a multiple of four (the rest a row at
-    a time), the vector as either input, rows past one block (NB) and ending
-    mid-vector, each row into its own output or all into one, and a third
-    input constant along the row (a scale per row)."""
+    pairwise; row counts that are not a multiple of four (the last two or
+    three rows side by side too); the vector as either input, rows past one
+    block (NB) and ending
+    mid-vector, each row into its own output or all into one, the row in
+    blocks (each block's dots added to the last), and a third input
+    constant along the row (a scale per row)."""
     rng = np.random.default_rng(37)
     item = np.dtype(dtype).itemsize
     for n in (4096 // item, 4096 // item + 13, 5000):
-        for R in (4, 7, 9):
+        for R in (2, 3, 4, 7, 9):
             A = _rand(rng, (R, n + 5), dtype)
             w = _rand(rng, (n,), dtype)
             c = _rand(rng, (R,), dtype)
             want = A[:, :n] @ w
+            o = np.full(R, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(R, n + 5, 0, 1), (n, 1, 1, 0)], block=1000)(
+                (A, w), o, isa=isa)
+            _close(o, want, dtype, n)
             for first_w in (False, True):
                 if first_w:
                     loops = [(R, 0, n + 5, 1), (n, 1, 1, 0)]
