@@ -1132,7 +1132,8 @@ def test_operands_crossed_outside_a_shared_row_run_in_blocks():
     along b, rows of a): either order of b and c reads one operand a row
     from each of hundreds of rows pages apart; the plan moves one of them
     around the row in blocks of nest.OUTER_BLOCK, and says so.  Operands in
-    cache keep the plain order."""
+    cache keep the plain order, and so do rows shorter than a line (a call
+    of the rows kernel per block of such rows costs more than it saves)."""
     caches = _native.kernel_config()["caches"]
     nb = int(np.sqrt(caches["l3"] / 80)) + 1          # each operand past L3
     rng = np.random.default_rng(3)
@@ -1145,6 +1146,10 @@ def test_operands_crossed_outside_a_shared_row_run_in_blocks():
         assert (f"in blocks of {nest.OUTER_BLOCK} (block loop outermost)" in text) == blocked
         _close(einplan.einsum("abc,bca->", A, B), np.einsum("abc,bca->", A, B), "float64",
                A.size)
+    A = np.asfortranarray(rng.standard_normal((2, 1206, 493), dtype=np.float32))
+    B = np.asfortranarray(rng.standard_normal((2, 493, 1206), dtype=np.float32))
+    (st,) = einplan.explain("abc,acb->abc", A, B).to_dict()["steps"]
+    assert not st["nest"].get("block"), st["nest"]
 
 
 def test_long_row_reread_runs_in_blocks():
