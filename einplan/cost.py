@@ -79,8 +79,12 @@ def nest_seconds(step: NestStep, dtype) -> float:
     total = math.prod(e for e, _ in loops)
     footprint = sum(operand_bytes(loops, item))
     walked = loops
-    if (0 < step.block < loops[-1][0] and loops[-1][1][-1] == 0
-            and not getattr(step, "block_outer", False)):
+    if step.block and step.block_outer:
+        # the loop around the row in blocks, the block loop outermost
+        e, st = loops[-2]
+        walked = ([(-(-e // step.block), tuple(s * step.block for s in st))] + loops[:-2]
+                  + [(step.block, st), loops[-1]])
+    elif 0 < step.block < loops[-1][0] and loops[-1][1][-1] == 0:
         # a summed row in blocks, the block loop outermost: what the loops
         # around the row re-read is one block ('ij,jk->ik' (2,201873) x F
         # (201873,73): A's rows re-read per k from cache, not memory).  (A
@@ -89,11 +93,6 @@ def nest_seconds(step: NestStep, dtype) -> float:
         e, st = loops[-1]
         walked = ([(-(-e // step.block), tuple(s * step.block for s in st))] + loops[:-1]
                   + [(step.block, st)])
-    if step.block and getattr(step, "block_outer", False):
-        # the loop around the row in blocks, the block loop outermost
-        e, st = loops[-2]
-        walked = ([(-(-e // step.block), tuple(s * step.block for s in st))] + loops[:-2]
-                  + [(step.block, st), loops[-1]])
     if getattr(step, "ctile", False):
         # the register-tile kernel: its work (FMAs, copies, tile stores)
         # and its traffic (x and the output once, y per V run), as the
