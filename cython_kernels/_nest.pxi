@@ -29,7 +29,7 @@ cdef extern from "ep_nest.h" nogil:
     int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
     int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
-    int ep_stream_report(double *gbs_one, double *gbs_four)
+    int ep_stream_report(int kind, double *gbs_one, double *gbs_four)
     int ep_load_report(double *gbs_whole, double *gbs_halves)
 
 # A nest of fewer element visits runs holding the GIL: releasing and taking it
@@ -183,9 +183,10 @@ cdef class NestCall:
 
     def streams(self):
         """Whether its row sums stream an operand from memory (one past half
-        of L3): 'measured' in the row order stream_order() reports, 'one'
-        always one row after another, None not."""
-        return {0: None, 1: "measured", 2: "one"}[ep_nest_streams(&self.d, -1)]
+        of L3): the kind of rows, whose order stream_order(kind) reports
+        ('sums', 'dots', 'into one', 'strided'), 'complex' for complex dot
+        rows always read one after another, None not."""
+        return _STREAM_KINDS[ep_nest_streams(&self.d, -1)]
 
     def streams_products(self):
         """Whether it is one contiguous row of products past L2 whose loads
@@ -194,14 +195,19 @@ cdef class NestCall:
 
 
 _STREAM_STATES = {0: "four", 1: "one", 2: "measuring"}
+_STREAM_KINDS = (None, "sums", "dots", "into one", "strided", "complex")
 
 
-def stream_order():
+def stream_order(kind):
     """(order, GB/s one row at a time, GB/s four rows at a time) of the row
-    sums that stream an operand from memory: 'one' or 'four' once measured (or fixed by
-    EINPLAN_STREAM_ROWS), 'measuring' before; the rates measured so far."""
+    kernels of ``kind`` (NestCall.streams(): 'sums', 'dots', 'into one',
+    'strided') when they stream an operand from memory: 'one' or 'four' once
+    measured (or fixed by EINPLAN_STREAM_ROWS), 'measuring' before; the
+    rates measured so far."""
+    if kind not in _STREAM_KINDS[1:5]:
+        raise ValueError(f"no measured stream order for rows of kind {kind!r}")
     cdef double one = 0, four = 0
-    cdef int st = ep_stream_report(&one, &four)
+    cdef int st = ep_stream_report(_STREAM_KINDS.index(kind), &one, &four)
     return _STREAM_STATES.get(st, "measuring"), one, four
 
 

@@ -141,44 +141,56 @@ static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int n
 // calls alternate between the two, timed, then the faster stays (an
 // Emerald Rapids guest measured one after another 4-22% faster on six
 // first calls of 'bij,bj->bi' 256^3 f32; with a 5% margin for four rows,
-// one of the six kept four, 7% slower from L3).  Both orders sum each row the same way, so results do not
-// depend on the choice.  EINPLAN_STREAM_ROWS=1 or 4 fixes it.
-static ep_measured_t ep_stream_way = EP_MEASURED_INIT;   // way 0 four, 1 one
+// one of the six kept four, 7% slower from L3).  Each kind of row kernel
+// (ep_nest_streams) measures its own order: they disagree on one core
+// (Zen 4: dot rows of 72 bytes measured four at a time faster, where
+// 'bii->b' (182986,9,9) f64's diagonals read 4.5 ms one after another and
+// 9.9 four at a time).  Both orders sum each row the same way, so results
+// do not depend on the choice.  EINPLAN_STREAM_ROWS=1 or 4 fixes every kind.
+static ep_measured_t ep_stream_way[EP_STREAM_KINDS + 1] = {   // way 0 four, 1 one
+    EP_MEASURED_INIT, EP_MEASURED_INIT, EP_MEASURED_INIT, EP_MEASURED_INIT, EP_MEASURED_INIT};
 static int ep_stream_env_read;            // EINPLAN_STREAM_ROWS looked at
 
-int ep_stream_order(void)
+static ep_measured_t *ep_stream_of(int kind)
+{
+    return &ep_stream_way[kind >= 1 && kind <= EP_STREAM_KINDS ? kind : 0];
+}
+
+int ep_stream_order(int kind)
 {
     if (!__atomic_load_n(&ep_stream_env_read, __ATOMIC_ACQUIRE)) {
         const char *e = getenv("EINPLAN_STREAM_ROWS");
         int fixed = e && e[0] == '1' && !e[1] ? EP_STREAM_ONE
                   : e && e[0] == '4' && !e[1] ? EP_STREAM_FOUR : -1;
-        int expect = -1;
-        if (fixed >= 0)
-            __atomic_compare_exchange_n(&ep_stream_way.pick, &expect, fixed, 0,
+        for (int k = 1; fixed >= 0 && k <= EP_STREAM_KINDS; k++) {
+            int expect = -1;
+            __atomic_compare_exchange_n(&ep_stream_way[k].pick, &expect, fixed, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        }
         __atomic_store_n(&ep_stream_env_read, 1, __ATOMIC_RELEASE);
     }
-    int pick = ep_measured_pick(&ep_stream_way);
+    int pick = ep_measured_pick(ep_stream_of(kind));
     return pick < 0 ? EP_STREAM_MEASURING : pick;
 }
 
-int ep_stream_next(void)
+int ep_stream_next(int kind)
 {
-    return ep_measured_turn(&ep_stream_way);
+    return ep_measured_turn(ep_stream_of(kind));
 }
 
-void ep_stream_sample(int seq, int64_t bytes, int64_t ns)
+void ep_stream_sample(int kind, int seq, int64_t bytes, int64_t ns)
 {
     ep_dim_t l1 = 0, l2 = 0, l3 = 0;
     ep_cache_sizes(&l1, &l2, &l3);
-    ep_measured_sample(&ep_stream_way, seq, bytes, ns, (int64_t)l3, 1.0);
+    ep_measured_sample(ep_stream_of(kind), seq, bytes, ns, (int64_t)l3, 1.0);
 }
 
-int ep_stream_report(double *gbs_one, double *gbs_four)
+int ep_stream_report(int kind, double *gbs_one, double *gbs_four)
 {
-    int st = ep_stream_order();
-    *gbs_one = (double)ep_stream_way.work[1] / ((double)ep_stream_way.ns[1] + 1e-9);
-    *gbs_four = (double)ep_stream_way.work[0] / ((double)ep_stream_way.ns[0] + 1e-9);
+    int st = ep_stream_order(kind);
+    const ep_measured_t *m = ep_stream_of(kind);
+    *gbs_one = (double)m->work[1] / ((double)m->ns[1] + 1e-9);
+    *gbs_four = (double)m->work[0] / ((double)m->ns[0] + 1e-9);
     return st;
 }
 
@@ -249,7 +261,8 @@ int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
 // 'ab->a' (1121, 5130):T f64, rows of 8968 bytes, 1.79 ms four at a time,
 // 1.35 one after another, rows of 16000 bytes f32 0.55 and 0.75); one input's
 // short strided rows that rows_sum sums in four scalar chains ('bii->b').
-// 2: complex dot rows of 256 bytes to 8 KB against one shared vector, which
+// The kind (EP_STREAMS_*) says which order is measured; EP_STREAMS_COMPLEX:
+// complex dot rows of 256 bytes to 8 KB against one shared vector, which
 // always run one after another (rows_cdot_shared; Zen 4: 'ab,a->b' (45,
 // 100000) F c128, four rows' lines interleaved 8.4 ms, one after another
 // 3.3; c64 rows of 48 5.0 and 3.6 ms; rows of up to 256 bytes about the same
@@ -259,12 +272,12 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     int inner = d->ndim - 1;
     int cpx = d->dtype > EP_NEST_F64;
     if (inner < 0 || d->tile > 0 || d->short_loop)
-        return 0;
+        return EP_STREAMS_NONE;
     ep_inc_t so = d->stride[d->nin][inner];
     // into one output row: its rows are the loop around the row, summed
     int into_one = so == 1 && inner > 0 && d->stride[d->nin][inner - 1] == 0;
     if (so != 0 && !into_one)
-        return 0;
+        return EP_STREAMS_NONE;
     ep_dim_t es = (d->dtype == EP_NEST_F32 ? 4 : 8) << (d->dtype == EP_NEST_C128),
              bytes = d->extent[inner] * es;
     int nm = 0, shared = 0, packed = 0;      // packed: rows end to end
@@ -285,22 +298,25 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
         if (span > span_max) span_max = span;
     }
     if (nm < 1 || nm > 2 || l3 <= 0 || 2 * span_max * es <= l3)
-        return 0;
+        return EP_STREAMS_NONE;
     if (cpx)  // complex dots against one shared vector, rows past four lines
         return so == 0 && nm == 2 && shared == 1 && !strided && bytes > 256 && bytes < 8192
-               ? 2 : 0;
+               ? EP_STREAMS_COMPLEX : EP_STREAMS_NONE;
     isa = ep_nest_row_isa(d, isa);
     ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
     if (strided) {  // one input's short strided rows: rows_sum's scalar chains
         ep_inc_t s = d->stride[0][inner];
         return !into_one && nm == 1 && d->nin == 1 && d->extent[inner] <= 256 &&
-               (bytes < 2 * vbytes || s > 2 || s < -2);
+               (bytes < 2 * vbytes || s > 2 || s < -2) ? EP_STREAMS_STRIDED : EP_STREAMS_NONE;
     }
     if (into_one) {  // longer than the kernels hold in registers (rows_into_one)
-        return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= l1 * 3 / 8;
+        return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= l1 * 3 / 8
+               ? EP_STREAMS_INTO_ONE : EP_STREAMS_NONE;
     }
-    return bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
-           (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096));
+    if (bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
+        (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096)))
+        return nm == 1 ? EP_STREAMS_SUMS : EP_STREAMS_DOTS;
+    return EP_STREAMS_NONE;
 }
 
 // ------------------------------------------------------------ the nest
@@ -327,6 +343,7 @@ typedef struct {
                                      // strided inputs (this thread's)
     int stream;                      // the row sums stream an operand from memory: their
                                      // rows' order is ep_stream_order's (-1: not so)
+    int stream_kind;                 // EP_STREAMS_* (ep_nest_streams)
     int bl;                          // the loop run in blocks (ep_blocks) other than the
     ep_dim_t bl_n;                   // row (-1: none), and its extent in this block
 } ep_nest_ctx_t;
@@ -556,7 +573,7 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         ep_dim_t n = c->split == c->inner ? hi - lo : c->row_n;
         // while the row order is measured, calls alternate the two, timed
         int measure = c->stream == EP_STREAM_MEASURING;
-        int seq = measure ? ep_stream_next() : c->stream == EP_STREAM_ONE;
+        int seq = measure ? ep_stream_next(c->stream_kind) : c->stream == EP_STREAM_ONE;
         int64_t t0 = measure ? ep_clock_ns() : 0;
         if (c->so == 0)
             c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs, seq);
@@ -572,7 +589,8 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
                 if (a * es > 64) a = 64 / es;
                 if (a > step) step = a;
             }
-            ep_stream_sample(seq, (int64_t)(i1 - i0) * n * step * es, ep_clock_ns() - t0);
+            ep_stream_sample(c->stream_kind, seq, (int64_t)(i1 - i0) * n * step * es,
+                             ep_clock_ns() - t0);
         }
         return;
     }
@@ -644,8 +662,9 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
         else c->fx[c->nf++] = j;
     }
     c->so = c->inner >= 0 ? d->stride[d->nin][c->inner] : 0;
-    int streams = ep_nest_streams(d, isa);
-    c->stream = streams == 2 ? EP_STREAM_ONE : streams ? ep_stream_order() : -1;
+    c->stream_kind = ep_nest_streams(d, isa);
+    c->stream = c->stream_kind == EP_STREAMS_COMPLEX ? EP_STREAM_ONE
+              : c->stream_kind ? ep_stream_order(c->stream_kind) : -1;
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->tile <= 0 &&

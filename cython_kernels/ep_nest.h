@@ -76,16 +76,21 @@ int ep_nest_threads(const ep_nest_desc_t *d);
 int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
 
 // The order of row sums that stream an operand from memory (ep_nest.c):
-// measured on the first such calls, then fixed for the process.
+// measured on the first such calls of each kind of row kernel, then fixed
+// for the process.  The kinds: contiguous rows of one input summed, rows
+// dotted, rows summed into one output row, one input's short strided rows,
+// and complex dot rows (always one after another, not measured).
 enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
+enum { EP_STREAMS_NONE = 0, EP_STREAMS_SUMS = 1, EP_STREAMS_DOTS = 2, EP_STREAMS_INTO_ONE = 3,
+       EP_STREAMS_STRIDED = 4, EP_STREAMS_COMPLEX = 5 };
+#define EP_STREAM_KINDS 4                       // the measured kinds, 1 .. 4
 int ep_nest_streams_products(const ep_nest_desc_t *d, int isa);  // loads measured (ep_load_width)
-int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's row sums are such (2: one
-                                                       // after another, not measured)
-int ep_stream_order(void);                      // EP_STREAM_*
-int ep_stream_next(void);                       // the order a measured call takes
-void ep_stream_sample(int seq, int64_t bytes, int64_t ns);
+int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's rows' kind, EP_STREAMS_*
+int ep_stream_order(int kind);                  // EP_STREAM_*
+int ep_stream_next(int kind);                   // the order a measured call takes
+void ep_stream_sample(int kind, int seq, int64_t bytes, int64_t ns);
 // the state, and each order's bytes per ns so far
-int ep_stream_report(double *gbs_one, double *gbs_four);
+int ep_stream_report(int kind, double *gbs_one, double *gbs_four);
 int ep_load_width(void);                        // 0 whole, 1 halves, -1 measuring
 int ep_load_report(double *gbs_whole, double *gbs_halves);
 

@@ -227,10 +227,11 @@ def probe_ukr_gflops(isa_name, dtype=np.float32):
     return _require().probe_ukr_gflops(isa_name, dtype)
 
 
-def stream_order():
+def stream_order(kind):
     """(order, GB/s one row at a time, GB/s four at a time) of the nest's
-    row sums that stream an operand from memory (ep_nest.c measures it on those calls)."""
-    return _require().stream_order()
+    row kernels of ``kind`` ('sums', 'dots', 'into one', 'strided') that
+    stream an operand from memory (ep_nest.c measures it on those calls)."""
+    return _require().stream_order(kind)
 
 
 def load_width():

@@ -95,18 +95,23 @@ def _measured_choice(what, state, ways, rates) -> str:
     return f", {what} {how}" + (f" (measured {rates_text})" if ran else "")
 
 
+_STREAM_ROWS = {"sums": "rows summed", "dots": "rows dotted", "into one":
+                "rows summed into one output row", "strided": "strided rows summed"}
+
+
 def _stream_text(step) -> str:
     """The order the row kernel reads rows streamed from memory in (an
     operand past half of L3)."""
     streams = None if step.native is None else step.native.streams()
     if streams is None:
         return ""
-    if streams == "one":
+    if streams == "complex":
         return (", rows streamed from memory (an operand past half of L3) read one after"
                 " another (complex rows past four lines: four at a time are four streams)")
-    order, one, four = _native.stream_order()
+    order, one, four = _native.stream_order(streams)
     return _measured_choice(
-        "rows streamed from memory (an operand past half of L3) read", order,
+        f"rows streamed from memory (an operand past half of L3; {_STREAM_ROWS[streams]})"
+        " read", order,
         {"one": "one after another", "four": "four at a time"},
         (("one after another", one), ("four at a time", four)))
 
