@@ -591,7 +591,7 @@ NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
 {
     const ep_dim_t H = VL / 2;          // complex elements per vector
 #ifdef NT_REAL
-    if (f && xro == 0 && fs == 1 && ol == 1 && n < H && R > 1) {
+    if (f && xro == 0 && fs == 1 && ol == 1 && n <= 4 * VL && R > 1) {
         // rows shorter than a vector against an x shared by every row, each
         // row's factors side by side and its output contiguous: the real
         // kernel's sum over 2 S (at most EP_NEST_SHORT, so S in chunks)
@@ -601,7 +601,7 @@ NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
         // as real ones do ('iab,bc->aic' (1205,1636,4) x (4,3) c64: 80 ms
         // a row at a time, element by element; numpy 22)
         enum { SC = EP_NEST_SHORT / 2 };
-        T xe[EP_NEST_SHORT * VL];
+        T xe[EP_NEST_SHORT * 8 * VL];
         const ep_dim_t w = 2 * n;
         for (int s0 = 0; s0 < S; s0 += SC) {
             const int sc = S - s0 < SC ? S - s0 : SC;

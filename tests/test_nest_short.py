@@ -98,19 +98,22 @@ def test_complex_thin_gemms_with_rows_shorter_than_a_vector_take_the_packed_engi
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("S", [1, 2, 3, 4, 5, 8])
-def test_complex_rows_shorter_than_a_vector_run_as_real(isa, dtype, S, one_thread):
-    """'ij,jk->ik' complex with k shorter than a vector, B shared by every
-    row: the real kernel's sum over 2 S on B expanded to [[br, bi], [-bi,
-    br]] blocks (S in chunks of EP_NEST_SHORT / 2, the later ones adding).
-    Rows end to end (the real kernel runs them across) and apart in a
-    NaN-filled output whose gaps must stay NaN; enough rows for whole
-    periods and a few; an outer summed loop whose second visit adds; the
-    factors' rows strided."""
+def test_complex_rows_up_to_four_vectors_run_as_real(isa, dtype, S, one_thread):
+    """'ij,jk->ik' complex with k up to four vectors of reals, B shared by
+    every row: the real kernel's sum over 2 S on B expanded to [[br, bi],
+    [-bi, br]] blocks (S in chunks of EP_NEST_SHORT / 2, the later ones
+    adding); longer rows take the complex kernel.  Rows end to end (the real
+    kernel runs short ones across) and apart in a NaN-filled output whose
+    gaps must stay NaN; enough rows for whole periods and a few; an outer
+    summed loop whose second visit adds; the factors side by side along j
+    (the real kernel's case) and strided."""
     rng = np.random.default_rng(300 + S)
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
-    for n in range(1, max(2, lanes)):
-        for R in (2, 7, 61):
-            A = rand((2, R, 2 * S), dtype, rng=rng)[:, :, ::2]     # factors (t, i, j), strided rows
+    longer = {2 * lanes + 1, 3 * lanes, 4 * lanes - 1, 6 * lanes + 1, 8 * lanes, 8 * lanes + 1}
+    for n in sorted(set(range(1, 2 * lanes + 1)) | longer):
+        for R, fs in ((2, 1), (7, 1), (61, 1), (7, 2), (61, 2)):
+            # factors (t, i, j): side by side (the real kernel's) or apart
+            A = rand((2, R, fs * S), dtype, rng=rng)[:, :, ::fs]
             B = rand((2, S, n), dtype, rng=rng)                     # shared rows (t, j, k)
             sa, sb = _st(A), _st(B)
             for gap in (0, 2):
