@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import einplan
-from einplan import buffers
+from einplan import buffers, execute
+from einplan.plan import NestStep
 
 RNG = np.random.default_rng(5)
 BIG = buffers.POOL_MIN // 8 * 2          # float64 elements of a pooled array
@@ -123,6 +124,33 @@ def test_loop_nest_outputs_written_in_rows_are_pooled(pool):
         assert _ptr(outer) == block, runs
         assert not outer.flags.owndata
         del outer
+
+
+@pytest.mark.parametrize("case", ["outer", "small-edge"])
+def test_short_rows_written_in_address_order_are_pooled(pool, case):
+    # rows shorter than a kilobyte stored one after another, the output one
+    # run: a single stream of stores, as a long row is ('i,j->ij' with rows
+    # of 30 f64; the small-edge kernel's 'ij,jk->ik' with k = 24 c64, the
+    # summed j held in registers)
+    if case == "outer":
+        ops = (RNG.random(BIG // 30 + 1), RNG.random(30))
+        spec, want = "i,j->ij", lambda x, y: np.outer(x, y)
+    else:
+        x = RNG.random((BIG // 24 + 1, 3)) + 1j * RNG.random((BIG // 24 + 1, 3))
+        y = RNG.random((3, 24)) - 1j * RNG.random((3, 24))
+        ops = (x.astype(np.complex64), y.astype(np.complex64))
+        spec, want = "ij,jk->ik", lambda x, y: x @ y
+    (step,) = einplan.explain(spec, *ops).plan.steps
+    row = step.loops[-1].extent * ops[0].dtype.itemsize
+    assert isinstance(step, NestStep) and row < execute.POOL_ROW_BYTES, step
+    assert bool(step.short) == (case == "small-edge"), step
+    a, b = _operands()
+    c = einplan.einsum("ka,kb->ab", a, b)
+    block = _ptr(c)
+    del c
+    r = einplan.einsum(spec, *ops)
+    np.testing.assert_allclose(r, want(*ops), rtol=1e-5)
+    assert _ptr(r) == block and not r.flags.owndata
 
 
 def test_loop_nest_outputs_scattered_across_lines_are_fresh_memory(pool):
