@@ -1048,7 +1048,8 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     per s); along L: S dots at once share the loads of the input constant
     along S.  One input summed over S takes it too, with no factor.  Chosen
     over the plain nest when its row is short or strided, when S already
-    sits right around it (the kernel then holds it in registers instead of
+    sits right around it or the plain nest runs a summed loop anywhere
+    outside the row (the kernel then holds S in registers instead of
     re-reading the output), or for one input, whose plain nest puts S
     outermost and goes over the output S times ('abc->ac' (1021,7,7) f64:
     48 us so, 8.5 us held).  The kernel copies an input
@@ -1148,7 +1149,14 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
         whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
         held = not any(around.strides[j] != 0 and row.strides[j] != 0
                        and whole[j] > l2_resident() for j in range(nin))
-    if not (short_rows or strided or held or nin == 1):
+    # the plain nest would run a summed loop outside the row, re-reading and
+    # re-writing the output once per step of it, where the kernel holds the
+    # summed S in registers ('bij,bjk->bik' (65,14,4) F x (65,4,80) f64, j
+    # outermost: 80 us, 34 with j held, numpy 34; 'ijk,jl->ilk' (100,5,64) x
+    # (5,30): 222 and 89 us, numpy 79)
+    revisits = best[1][-2].strides[-1] == 0 and any(
+        lp.strides[-1] == 0 and lp.extent > 1 for lp in loops[:-1])
+    if not (short_rows or strided or held or revisits or nin == 1):
         return None
     return best[1]
 

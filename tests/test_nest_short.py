@@ -96,6 +96,21 @@ def test_complex_thin_gemms_with_rows_shorter_than_a_vector_take_the_packed_engi
     _close(einplan.einsum("ij,jk->ik", a[:, :2], b), a[:, :2] @ b, dtype, 2)
 
 
+def test_a_summed_loop_outside_a_long_row_is_held_in_registers():
+    """The plain nest of 'bij,bjk->bik' (65,14,4) F x (65,4,80) runs the
+    summed j outermost, re-reading and re-writing the whole output for each
+    j; the small-edge kernel holds j in registers around the rows of k
+    (contiguous, 80 long: neither short nor strided) and writes each output
+    row once."""
+    rng = np.random.default_rng(71)
+    a = np.asfortranarray(rng.standard_normal((65, 14, 4)))
+    b = rng.standard_normal((65, 4, 80))
+    (step,) = einplan.explain("bij,bjk->bik", a, b).plan.steps
+    assert isinstance(step, NestStep) and step.short == 4, step
+    assert [lp.labels for lp in step.loops][-2:] == ["j", "k"], step.loops
+    _close(einplan.einsum("bij,bjk->bik", a, b), a @ b, "float64", 4)
+
+
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("S", [1, 2, 3, 4, 5, 8])
 def test_complex_rows_up_to_four_vectors_run_as_real(isa, dtype, S, one_thread):
