@@ -946,8 +946,8 @@ def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
 
 def test_tile_shapes_take_the_short_side_whole():
     """A crossed pair of loops with a short row is tiled whole rows by a
-    block of the long side, a long pair square, and the explain report
-    says so ('abc,acb->abc' with c = 111, 'ab,ba->ab' with B reversed
+    block of the long side (two lines of the copied input at least), a long
+    pair square, and the explain report says so ('abc,acb->abc' with c = 111, 'ab,ba->ab' with B reversed
     along its unit axis: both keep the copied tiles)."""
     from einplan.nest import nest_step, PACK_BYTES
     sizes = {"a": 36, "b": 1885, "c": 111}
@@ -963,6 +963,12 @@ def test_tile_shapes_take_the_short_side_whole():
     B = np.ones((111, 50), np.float32)[:, ::-1]
     text = str(einplan.explain("ab,ba->ab", A, B))
     assert "tiles 50x111" in text
+    # whole rows of 501: at least two lines (32 float32) of the copied B per
+    # row of it, not the 16 rows that keep the copy within PACK_BYTES
+    sizes = {"a": 3663, "b": 501}
+    st = nest_step(None, [(0, "ab", (1002, 2)), (1, "ba", (3663, 1))], 0, "ab",
+                   {"a": 501, "b": 1}, sizes, np.dtype("float32"))
+    assert (st.tile, st.tile_row) == (32, 501), st
 
 
 @pytest.mark.parametrize("isa", ISAS)
