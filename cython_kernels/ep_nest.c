@@ -148,7 +148,7 @@ static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int n
 // 9.9 four at a time).  Both orders sum each row the same way, so results
 // do not depend on the choice.  EINPLAN_STREAM_ROWS=1 or 4 fixes every kind.
 static ep_measured_t ep_stream_way[EP_STREAM_KINDS + 1] = {   // way 0 four, 1 one
-    EP_MEASURED_INIT, EP_MEASURED_INIT, EP_MEASURED_INIT, EP_MEASURED_INIT, EP_MEASURED_INIT};
+    [0 ... EP_STREAM_KINDS] = EP_MEASURED_INIT};
 static int ep_stream_env_read;            // EINPLAN_STREAM_ROWS looked at
 
 static ep_measured_t *ep_stream_of(int kind)
