@@ -369,8 +369,13 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         if (s->loop == EP_LOOP_N && npanels < (ep_dim_t)nt) {
             // fewer NR panels of n than threads: the others would only wait
             // at its barriers ('ji,jk->ki' m = 57, n = 3, k = 62150 f32, Zen
-            // 4: 2 threads over n 8.6 ms, 1 thread 4.9 ms)
-            if (mpanels >= (ep_dim_t)nt) {
+            // 4: 2 threads over n 8.6 ms, 1 thread 4.9 ms).  Split m only
+            // with two MR panels a thread or more: with one each, the first
+            // panel's thread waits at every KC block's barrier for a second
+            // that may hold one row ('ik,jk->ij' m = 9, n = 24, k = 7776
+            // f64: 2 threads 262 us, 1 thread 222; m = 20, n = 10, k = 50000
+            // f32: 1920 and 1179; m = 30, 4 panels: 1118 and 1511)
+            if (mpanels >= 2 * (ep_dim_t)nt) {
                 s->loop = EP_LOOP_M;
             } else {
                 s->loop = EP_LOOP_NONE;

@@ -171,6 +171,27 @@ def test_threads_never_share_out_fewer_panels_than_threads(restore_threads):
     np.testing.assert_allclose(got, (B.T.astype(np.float64) @ A), rtol=1e-4, atol=1e-2)
 
 
+@needs_omp
+@pytest.mark.parametrize("panels", [1.1, 2, 2.5, 4])
+def test_threads_split_m_only_with_two_panels_each(restore_threads, panels):
+    """Under one NR panel of n, the threads split m only when each gets two
+    MR panels or more: with one each, one thread's panel may hold a single
+    row while the other waits at every KC block's barrier ('ik,jk->ij' m = 9,
+    n = 24, k = 7776 f64: 262 us on 2 threads, 222 on 1)."""
+    mr, nr = _native.tile("float64")
+    m = int(panels * mr) + 1
+    rng = np.random.default_rng(m)
+    A = rng.standard_normal((m, 7776))
+    B = rng.standard_normal((min(24, nr - 1), 7776))
+    einplan.set_num_threads(2)
+    k = einplan.explain("ik,jk->ij", A, B).to_dict()["steps"][0]["kernel"]
+    threads = 2 if -(-m // mr) >= 4 else 1
+    assert k["kind"] == "gemm" and k["threads"] == threads, k
+    assert threads == 1 or k["parallel_loop"] == "ic", k
+    np.testing.assert_allclose(einplan.einsum("ik,jk->ij", A, B), A @ B.T, rtol=1e-10,
+                               atol=1e-9)
+
+
 def test_concurrent_python_threads(restore_threads):
     """The GIL is released during a GEMM: GEMMs from several Python threads
     at once (each with its OpenMP team and packing buffers) are all right."""
