@@ -947,8 +947,9 @@ def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
 def test_tile_shapes_take_the_short_side_whole():
     """A crossed pair of loops with a short row is tiled whole rows by a
     block of the long side (two lines of the copied input at least), a long
-    pair square, and the explain report says so ('abc,acb->abc' with c = 111, 'ab,ba->ab' with B reversed
-    along its unit axis: both keep the copied tiles)."""
+    pair square, and the explain report says so ('abc,acb->abc' with c =
+    111, 'ab,ba->ab' with B reversed along its unit axis: both keep the
+    copied tiles)."""
     from einplan.nest import nest_step, PACK_BYTES
     sizes = {"a": 36, "b": 1885, "c": 111}
     st = nest_step(None, [(0, "abc", (1885 * 111, 111, 1)), (1, "acb", (-1885 * 111, 1885, 1))],
@@ -2062,9 +2063,10 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     results are the same bits whichever order runs.  Each kind of row kernel
     measures its own order (a Zen 4 reads 'bii->b''s diagonals twice as fast
     one after another, where short dot rows measured four faster);
-    EINPLAN_STREAM_ROWS fixes every kind's order (dot rows of 128 and 1024, the four-row vector path and
-    rows_dot4; sums of rows of 64, and of 300 end to end; rows of 503 summed, and scaled, into one
-    output row, and so rows just longer than the kernel set's registers
+    EINPLAN_STREAM_ROWS fixes every kind's order (dot rows of 128 and
+    1024, the four-row vector path and rows_dot4; sums of rows of 64, and of
+    300 end to end; rows of 503 summed, and scaled, into one output row, and
+    so rows just longer than the kernel set's registers
     hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
     one after another) and rows of 7 KB; one input's diagonals, 'bii->b',
     in four scalar chains or one row after another; complex64 rows of 45
