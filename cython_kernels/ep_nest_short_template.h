@@ -581,6 +581,12 @@ static const NT(dots_t) NT(dots_fn)[EP_NEST_SHORT] = {
 #endif
 
 #if CPX
+// The longest complex row, in vectors of its 2 n reals, that runs as a real
+// one below: the expanded x (EP_NEST_SHORT rows of it) is a stack buffer
+// ('ij,jk->ik' (20000,3) x (3,4) c128: 316 us in the complex loop, element
+// pairs at a time with a per-row set-up; 36 as real)
+#define NS_CREAL_VECTORS 8
+
 // R rows of the sum over a short S for interleaved complex: as the real
 // NT(short_sum_s) (strides in complex elements), c * x as
 // cr * x + (-ci, ci) * swap(x) -- the lanes of one vector hold VL / 2
@@ -591,9 +597,9 @@ NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
 {
     const ep_dim_t H = VL / 2;          // complex elements per vector
 #ifdef NT_REAL
-    if (f && xro == 0 && fs == 1 && ol == 1 && n <= 4 * VL && R > 1) {
-        // rows shorter than a vector against an x shared by every row, each
-        // row's factors side by side and its output contiguous: the real
+    if (f && xro == 0 && fs == 1 && ol == 1 && 2 * n <= NS_CREAL_VECTORS * VL && R > 1) {
+        // rows of up to NS_CREAL_VECTORS vectors against an x shared by
+        // every row, each row's factors side by side and its output contiguous: the real
         // kernel's sum over 2 S (at most EP_NEST_SHORT, so S in chunks)
         // with x as the 2 S x 2 n real matrix of blocks [[xr, xi], [-xi,
         // xr]] -- the factors' (re, im) pairs are its rows' weights and the
@@ -601,7 +607,7 @@ NT_FN void NT(csum_s)(int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
         // as real ones do ('iab,bc->aic' (1205,1636,4) x (4,3) c64: 80 ms
         // a row at a time, element by element; numpy 22)
         enum { SC = EP_NEST_SHORT / 2 };
-        T xe[EP_NEST_SHORT * 8 * VL];
+        T xe[EP_NEST_SHORT * NS_CREAL_VECTORS * VL];
         const ep_dim_t w = 2 * n;
         for (int s0 = 0; s0 < S; s0 += SC) {
             const int sc = S - s0 < SC ? S - s0 : SC;

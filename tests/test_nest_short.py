@@ -113,8 +113,9 @@ def test_a_summed_loop_outside_a_long_row_is_held_in_registers():
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("S", [1, 2, 3, 4, 5, 8])
-def test_complex_rows_up_to_four_vectors_run_as_real(isa, dtype, S, one_thread):
-    """'ij,jk->ik' complex with k up to four vectors of reals, B shared by
+def test_complex_rows_up_to_eight_vectors_run_as_real(isa, dtype, S, one_thread):
+    """'ij,jk->ik' complex with k up to eight vectors (of its reals, 8 *
+    lanes complex elements: NS_CREAL_VECTORS), B shared by
     every row: the real kernel's sum over 2 S on B expanded to [[br, bi],
     [-bi, br]] blocks (S in chunks of EP_NEST_SHORT / 2, the later ones
     adding); longer rows take the complex kernel.  Rows end to end (the real

@@ -45,10 +45,8 @@ def build(ctx, i, step) -> Step:
             + (f", {step.tile}x{step.tile_row} tiles over the two innermost loops"
                if step.tile else "")
             + _transposed_text(step)
-            + (f", the row in blocks of {step.block} (block loop outermost)"
-               if step.block and not step.block_outer else "")
-            + (f", '{ctx.d(step.loops[-2].labels)}' in blocks of {step.block} (block loop"
-               f" outermost)" if step.block and step.block_outer else "")
+            + (f", {_blocked(ctx, step)} in blocks of {step.block} (block loop outermost)"
+               if step.block else "")
             + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
                f"held in registers around the row" if step.short else "")
             + (f", register-tile kernel: output tiles of '{ctx.d(step.loops[-3].labels)}' x "
@@ -93,6 +91,11 @@ def _measured_choice(what, state, ways, rates) -> str:
     rates_text = ", ".join(f"{gbs:.1f} GB/s {label}" for label, gbs in rates)
     ran = all(gbs > 0 for _, gbs in rates)
     return f", {what} {how}" + (f" (measured {rates_text})" if ran else "")
+
+
+def _blocked(ctx, step) -> str:
+    """The loop run in blocks: the row, or with block_outer the loop around it."""
+    return f"'{ctx.d(step.loops[-2].labels)}'" if step.block_outer else "the row"
 
 
 _STREAM_ROWS = {"sums": "rows summed", "dots": "rows dotted", "into one":
