@@ -147,6 +147,16 @@ static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int n
 // 'bii->b' (182986,9,9) f64's diagonals read 4.5 ms one after another and
 // 9.9 four at a time).  Both orders sum each row the same way, so results
 // do not depend on the choice.  EINPLAN_STREAM_ROWS=1 or 4 fixes every kind.
+// A turn is at least EP_STREAM_TURN bytes of consecutive calls: orders
+// alternated call by call (a few KB each) time each call's first misses, not
+// the streams ('abc,ac->b' (6675,3,423) f32, Zen 4, calls of three rows:
+// alternated so, one after another measured 8.3 GB/s and four at a time
+// 12.6, where whole calls ran 19 and 9).
+#define EP_STREAM_TURN (256 << 10)
+// Each thread's turn, within one run of a nest: the time between runs is
+// not the rows'
+static _Thread_local struct { int way; uint64_t run; int64_t bytes, t0; } ep_turn = {-1, 0, 0, 0};
+static uint64_t ep_nest_runs;
 static ep_measured_t ep_stream_way[EP_STREAM_KINDS + 1] = {   // way 0 four, 1 one
     [0 ... EP_STREAM_KINDS] = EP_MEASURED_INIT};
 static int ep_stream_env_read;            // EINPLAN_STREAM_ROWS looked at
@@ -344,6 +354,7 @@ typedef struct {
     int stream;                      // the row sums stream an operand from memory: their
                                      // rows' order is ep_stream_order's (-1: not so)
     int stream_kind;                 // EP_STREAMS_* (ep_nest_streams)
+    uint64_t run;                    // this run of the nest (for ep_turn)
     int bl;                          // the loop run in blocks (ep_blocks) other than the
     ep_dim_t bl_n;                   // row (-1: none), and its extent in this block
 } ep_nest_ctx_t;
@@ -571,10 +582,16 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         char *o = ptr[c->nin] + (i0 * so + r0 * c->so) * es;
         int f = first && (i0 == 0 || so != 0);
         ep_dim_t n = c->split == c->inner ? hi - lo : c->row_n;
-        // while the row order is measured, calls alternate the two, timed
+        // while the row order is measured, turns of calls (EP_STREAM_TURN
+        // bytes each) alternate the two, timed
         int measure = c->stream == EP_STREAM_MEASURING;
-        int seq = measure ? ep_stream_next(c->stream_kind) : c->stream == EP_STREAM_ONE;
-        int64_t t0 = measure ? ep_clock_ns() : 0;
+        if (measure && (ep_turn.way < 0 || ep_turn.run != c->run)) {
+            ep_turn.way = ep_stream_next(c->stream_kind);
+            ep_turn.run = c->run;
+            ep_turn.bytes = 0;
+            ep_turn.t0 = ep_clock_ns();
+        }
+        int seq = measure ? ep_turn.way : c->stream == EP_STREAM_ONE;
         if (c->so == 0)
             c->rows->rows_sum(c->nm, p, c->ms, n, rs, i1 - i0, o, so, f, c->nf, fp, fs, seq);
         else
@@ -589,8 +606,11 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
                 if (a * es > 64) a = 64 / es;
                 if (a > step) step = a;
             }
-            ep_stream_sample(c->stream_kind, seq, (int64_t)(i1 - i0) * n * step * es,
-                             ep_clock_ns() - t0);
+            ep_turn.bytes += (int64_t)(i1 - i0) * n * step * es;
+            if (ep_turn.bytes >= EP_STREAM_TURN) {
+                ep_stream_sample(c->stream_kind, seq, ep_turn.bytes, ep_clock_ns() - ep_turn.t0);
+                ep_turn.way = -1;
+            }
         }
         return;
     }
@@ -665,6 +685,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->stream_kind = ep_nest_streams(d, isa);
     c->stream = c->stream_kind == EP_STREAMS_COMPLEX ? EP_STREAM_ONE
               : c->stream_kind ? ep_stream_order(c->stream_kind) : -1;
+    c->run = __atomic_add_fetch(&ep_nest_runs, 1, __ATOMIC_RELAXED);
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->tile <= 0 &&
