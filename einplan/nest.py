@@ -883,6 +883,7 @@ SHORT_DOTV_VECTORS = 5  # rows up to this many vectors run a block of rows per s
                         # vector (ep_nest_short_template.h's NS_DOTV_VECTORS)
 SHORT_SCATTER = 2       # element-equivalents of storing one lane of a row strided in the output
 SHORT_ROW = 16          # a row this short pays its start-up in the plain nest (rows_prod)
+SHARE_ROW_VECTORS = 4   # shortest row (vectors) of dots sharing one input's loads
 
 
 def _copy_block(S, L, j) -> int:
@@ -1161,7 +1162,21 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     # (5,30): 222 and 89 us, numpy 79)
     revisits = best[1][-2].strides[-1] == 0 and any(
         lp.strides[-1] == 0 and lp.extent > 1 for lp in loops[:-1])
-    if not (short_rows or strided or held or revisits or nin == 1):
+    # dots of S at once share the loads of the input constant along S, where
+    # the plain nest runs each dot on its own: taken for rows of a few
+    # vectors whose inputs moving along S stay in L2 (as for ``held``)
+    # ('bij,bkj->bki' (154,6,120) x (154,4,120):T f32, 6 dots a row of 120:
+    # 54 -> 40 us, numpy 32; 'ij,kj->ik' (600,300) x (5,300) f32: 53 -> 38;
+    # rows of 30 ran slower so, 'bij,bkj->bki' (500,8,30) x (500,3,30): 68 -> 85)
+    S, L = best[1][-2], best[1][-1]
+    shares = (nin == 2 and L.strides[-1] == 0 and S.strides[-1] != 0
+              and L.extent >= SHARE_ROW_VECTORS * lanes
+              and any(S.strides[j] == 0 for j in range(nin)))
+    if shares:
+        whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
+        shares = not any(S.strides[j] != 0 and L.strides[j] != 0 and whole[j] > l2_resident()
+                         for j in range(nin))
+    if not (short_rows or strided or held or revisits or shares or nin == 1):
         return None
     return best[1]
 
