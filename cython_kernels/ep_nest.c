@@ -271,7 +271,11 @@ int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
 // 'ab->a' (1121, 5130):T f64, rows of 8968 bytes, 1.79 ms four at a time,
 // 1.35 one after another, rows of 16000 bytes f32 0.55 and 0.75); one input's
 // short strided rows that rows_sum sums in four scalar chains ('bii->b').
-// The kind (EP_STREAMS_*) says which order is measured; EP_STREAMS_COMPLEX:
+// The kind (EP_STREAMS_*) says which order is measured: dot rows of a few
+// lines and longer ones apart, as they disagree (Zen 4, 'ij,j->i' f64 over
+// 190 MB: rows of 11 18.4 GB/s four at a time, 20.7 one after another;
+// rows of 106 7.8 and 21.4 -- one measurement for both, made on the short
+// rows, ran the long ones four at a time at 0.4x numpy); EP_STREAMS_COMPLEX:
 // complex dot rows of 256 bytes to 8 KB against one shared vector, which
 // always run one after another (rows_cdot_shared; Zen 4: 'ab,a->b' (45,
 // 100000) F c128, four rows' lines interleaved 8.4 ms, one after another
@@ -325,7 +329,8 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     }
     if (bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
         (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096)))
-        return nm == 1 ? EP_STREAMS_SUMS : EP_STREAMS_DOTS;
+        return nm == 1 ? EP_STREAMS_SUMS
+             : bytes >= EP_LONG_DOT ? EP_STREAMS_LONG_DOTS : EP_STREAMS_DOTS;
     return EP_STREAMS_NONE;
 }
 

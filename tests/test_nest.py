@@ -1921,7 +1921,7 @@ out = []
 # rows summed into one output row just past what the kernel set holds in registers
 vbytes = {"avx512": 64, "avx2": 32}.get(_native.kernel_config()["isa"], 16)
 past = 17 * vbytes // 4 + 3
-for spec, n in (("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64), ("ij->i", 300),
+for spec, n in (("ij,j->i", 40), ("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64), ("ij->i", 300),
                 ("ij->j", 503), ("ij,i->j", 503), ("ij,i->j", past), ("ij,i->j", 1801)):
     rows = int(1.25 * l3) // (4 * n) + 3          # beyond L3, not a multiple of four
     a = rng.standard_normal((rows, n), dtype=np.float32)
@@ -1932,9 +1932,9 @@ for spec, n in (("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64), ("ij->i", 30
     ref = np.einsum(spec, *(o.astype(np.float64) for o in ops))
     assert np.allclose(r, ref, rtol=1e-4, atol=1e-3 * np.sqrt(max(n, rows))), spec
     out.append(hashlib.sha1(r.tobytes()).hexdigest())
-    if spec == "ij,j->i" and n == 1024:  # dots measured, diagonals not yet
-        before = [_native.stream_order(k)[0] for k in ("dots", "strided")]
-    if n in (128, 300, 503, past, 1801):
+    if spec == "ij,j->i" and n == 1024:  # long dots measured, diagonals not yet
+        before = [_native.stream_order(k)[0] for k in ("long dots", "strided")]
+    if n in (40, 128, 300, 503, past, 1801):
         assert "rows streamed from memory" in str(einplan.explain(spec, *ops)), spec
 # one input's short strided rows: diagonals, a line an element
 a = rng.standard_normal((int(1.25 * l3) // (4 * 19 * 19) + 3, 19, 19), dtype=np.float32)
@@ -1953,7 +1953,7 @@ assert np.allclose(r, a.astype(np.complex128) @ v, rtol=1e-4, atol=1e-3)
 assert r[:64].tobytes() == einplan.einsum("ij,j->i", a[:64], v).tobytes()  # rows in cache
 out.append(hashlib.sha1(r.tobytes()).hexdigest())
 assert "rows streamed from memory" in str(einplan.explain("ij,j->i", a, v))
-kinds = [_native.stream_order(k) for k in ("sums", "dots", "into one", "strided")]
+kinds = [_native.stream_order(k) for k in ("sums", "dots", "long dots", "into one", "strided")]
 print(" ".join(out), " ".join(before), " ".join(order for order, _, _ in kinds),
       all(one > 0 and four > 0 for _, one, four in kinds))
 """
@@ -2063,8 +2063,9 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     results are the same bits whichever order runs.  Each kind of row kernel
     measures its own order (a Zen 4 reads 'bii->b''s diagonals twice as fast
     one after another, where short dot rows measured four faster);
-    EINPLAN_STREAM_ROWS fixes every kind's order (dot rows of 128 and
-    1024, the four-row vector path and rows_dot4; sums of rows of 64, and of
+    EINPLAN_STREAM_ROWS fixes every kind's order (dot rows of 40, and
+    apart from those, long ones of 128 and 1024, the four-row vector path
+    and rows_dot4; sums of rows of 64, and of
     300 end to end; rows of 503 summed, and scaled, into one output row, and
     so rows just longer than the kernel set's registers
     hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
@@ -2082,12 +2083,12 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         res[order] = p.stdout.split()
-    assert res["1"][:10] == res["4"][:10] == res[""][:10], res
-    assert res["1"][10:16] == ["one"] * 6 and res["4"][10:16] == ["four"] * 6, res
+    assert res["1"][:11] == res["4"][:11] == res[""][:11], res
+    assert res["1"][11:18] == ["one"] * 7 and res["4"][11:18] == ["four"] * 7, res
     # measured: each kind of rows times both orders and keeps one of them,
     # the diagonals' order not decided by the dots measured before them
-    assert res[""][10] in ("one", "four") and res[""][11] == "measuring", res
-    assert set(res[""][12:16]) <= {"one", "four"} and res[""][16] == "True", res
+    assert res[""][11] in ("one", "four") and res[""][12] == "measuring", res
+    assert set(res[""][13:18]) <= {"one", "four"} and res[""][18] == "True", res
 
 
 @pytest.mark.parametrize("isa", ISAS)
