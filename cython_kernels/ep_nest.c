@@ -138,7 +138,7 @@ static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int n
 // another (memory order: an AMD Zen 4 reads rows of 128-512 f32 at 9-12
 // GB/s four at a time, 28-31 one at a time).  Which order a core prefers is
 // measured on the calls themselves: until each order has read L3's size,
-// calls alternate between the two, timed, then the faster stays (an
+// turns of calls alternate between the two, timed, then the faster stays (an
 // Emerald Rapids guest measured one after another 4-22% faster on six
 // first calls of 'bij,bj->bi' 256^3 f32; with a 5% margin for four rows,
 // one of the six kept four, 7% slower from L3).  Each kind of row kernel

@@ -1056,7 +1056,8 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     over the plain nest when its row is short or strided, when S already
     sits right around it or the plain nest runs a summed loop anywhere
     outside the row (the kernel then holds S in registers instead of
-    re-reading the output), or for one input, whose plain nest puts S
+    re-reading the output), when its S dots share the loads of one input
+    (rows of a few vectors, in L2), or for one input, whose plain nest puts S
     outermost and goes over the output S times ('abc->ac' (1021,7,7) f64:
     48 us so, 8.5 us held).  The kernel copies an input
     strided along L into a contiguous block (once when it is constant along
