@@ -1043,6 +1043,14 @@ def period_order(loops, itemsize, nin, is_complex=False):
     return None
 
 
+def _dots_stream(S, L, loops, itemsize, nin) -> bool:
+    """Whether the small-edge kernel's dots (S of them along the row L at
+    once) interleave S rows of an input past L2: S streams from further out."""
+    whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
+    return any(S.strides[j] != 0 and L.strides[j] != 0 and whole[j] > l2_resident()
+               for j in range(nin))
+
+
 def _short_edge(loops, itemsize, nin, dtype_complex=False):
     """The loops reordered for the small-edge kernel, or None.
 
@@ -1153,9 +1161,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
         # from beyond L2 those are S streams where the plain rows read one
         # ('abc,ac->b' (6675,3,423) f32: 3.2 ms as 3 dots at once, 1.8 one
         # row after another)
-        whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
-        held = not any(around.strides[j] != 0 and row.strides[j] != 0
-                       and whole[j] > l2_resident() for j in range(nin))
+        held = not _dots_stream(around, row, loops, itemsize, nin)
     # the plain nest would run a summed loop outside the row, re-reading and
     # re-writing the output once per step of it, where the kernel holds the
     # summed S in registers ('bij,bjk->bik' (65,14,4) F x (65,4,80) f64, j
@@ -1172,11 +1178,8 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     S, L = best[1][-2], best[1][-1]
     shares = (nin == 2 and L.strides[-1] == 0 and S.strides[-1] != 0
               and L.extent >= SHARE_ROW_VECTORS * lanes
-              and any(S.strides[j] == 0 for j in range(nin)))
-    if shares:
-        whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
-        shares = not any(S.strides[j] != 0 and L.strides[j] != 0 and whole[j] > l2_resident()
-                         for j in range(nin))
+              and any(S.strides[j] == 0 for j in range(nin))
+              and not _dots_stream(S, L, loops, itemsize, nin))
     if not (short_rows or strided or held or revisits or shares or nin == 1):
         return None
     return best[1]

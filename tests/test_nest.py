@@ -1921,8 +1921,9 @@ out = []
 # rows summed into one output row just past what the kernel set holds in registers
 vbytes = {"avx512": 64, "avx2": 32}.get(_native.kernel_config()["isa"], 16)
 past = 17 * vbytes // 4 + 3
-for spec, n in (("ij,j->i", 40), ("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64), ("ij->i", 300),
-                ("ij->j", 503), ("ij,i->j", 503), ("ij,i->j", past), ("ij,i->j", 1801)):
+for spec, n in (("ij,j->i", 40), ("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64),
+                ("ij->i", 300), ("ij->j", 503), ("ij,i->j", 503), ("ij,i->j", past),
+                ("ij,i->j", 1801)):
     rows = int(1.25 * l3) // (4 * n) + 3          # beyond L3, not a multiple of four
     a = rng.standard_normal((rows, n), dtype=np.float32)
     vec = {"ij,j->i": n, "ij,i->j": rows}
@@ -2065,10 +2066,9 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     one after another, where short dot rows measured four faster);
     EINPLAN_STREAM_ROWS fixes every kind's order (dot rows of 40, and
     apart from those, long ones of 128 and 1024, the four-row vector path
-    and rows_dot4; sums of rows of 64, and of
-    300 end to end; rows of 503 summed, and scaled, into one output row, and
-    so rows just longer than the kernel set's registers
-    hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
+    and rows_dot4; sums of rows of 64, and of 300 end to end; rows of 503
+    summed, and scaled, into one output row, and so rows just longer than
+    the kernel set's registers hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
     one after another) and rows of 7 KB; one input's diagonals, 'bii->b',
     in four scalar chains or one row after another; complex64 rows of 45
     dotted with one vector, 'ij,j->i', always one after another, with the
