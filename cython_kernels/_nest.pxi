@@ -184,7 +184,8 @@ cdef class NestCall:
     def streams(self):
         """Whether its row sums stream an operand from memory (one past half
         of L3): the kind of rows, whose order stream_order(kind) reports
-        ('sums', 'dots', 'long dots', 'into one', 'strided'), 'complex' for
+        ('sums', 'long sums', 'dots', 'long dots', 'into one', 'strided'),
+        'complex' for
         complex dot rows always read one after another, None not."""
         return _STREAM_KINDS[ep_nest_streams(&self.d, -1)]
 
@@ -195,16 +196,17 @@ cdef class NestCall:
 
 
 _STREAM_STATES = {0: "four", 1: "one", 2: "measuring"}
-_STREAM_KINDS = (None, "sums", "dots", "long dots", "into one", "strided", "complex")
+_STREAM_KINDS = (None, "sums", "long sums", "dots", "long dots", "into one", "strided",
+                 "complex")
 
 
 def stream_order(kind):
     """(order, GB/s one row at a time, GB/s four rows at a time) of the row
-    kernels of ``kind`` (NestCall.streams(): 'sums', 'dots', 'long dots',
-    'into one', 'strided') when they stream an operand from memory: 'one' or
+    kernels of ``kind`` (NestCall.streams(): 'sums', 'long sums', 'dots',
+    'long dots', 'into one', 'strided') when they stream an operand from memory: 'one' or
     'four' once measured (or fixed by EINPLAN_STREAM_ROWS), 'measuring'
     before; the rates measured so far."""
-    if kind not in _STREAM_KINDS[1:6]:
+    if kind not in _STREAM_KINDS[1:7]:
         raise ValueError(f"no measured stream order for rows of kind {kind!r}")
     cdef double one = 0, four = 0
     cdef int st = ep_stream_report(_STREAM_KINDS.index(kind), &one, &four)

@@ -145,8 +145,12 @@ static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int n
 // (ep_nest_streams) measures its own order: they disagree on one core
 // (Zen 4: dot rows of 72 bytes measured four at a time faster, where
 // 'bii->b' (182986,9,9) f64's diagonals read 4.5 ms one after another and
-// 9.9 four at a time).  Both orders sum each row the same way, so results
-// do not depend on the choice.  EINPLAN_STREAM_ROWS=1 or 4 fixes every kind.
+// 9.9 four at a time), and so do short rows and long ones of one kind
+// (sums of rows of 5 f64 measure 4-8 GB/s either way and keep either; rows
+// of 112 f64 read 26 GB/s one after another, 10 four at a time: 'abc->a'
+// (73823,28,4) ran 0.26x numpy on the order rows of 5 chose).  Both orders
+// sum each row the same way, so results do not depend on the choice.
+// EINPLAN_STREAM_ROWS=1 or 4 fixes every kind.
 // A turn is at least EP_STREAM_TURN bytes of consecutive calls: orders
 // alternated call by call (a few KB each) time each call's first misses, not
 // the streams ('abc,ac->b' (6675,3,423) f32, Zen 4, calls of three rows:
@@ -329,8 +333,8 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     }
     if (bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
         (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096)))
-        return nm == 1 ? EP_STREAMS_SUMS
-             : bytes >= EP_LONG_DOT ? EP_STREAMS_LONG_DOTS : EP_STREAMS_DOTS;
+        return nm == 1 ? (bytes >= EP_LONG_ROW ? EP_STREAMS_LONG_SUMS : EP_STREAMS_SUMS)
+             : bytes >= EP_LONG_ROW ? EP_STREAMS_LONG_DOTS : EP_STREAMS_DOTS;
     return EP_STREAMS_NONE;
 }
 

@@ -77,15 +77,16 @@ int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
 
 // The order of row sums that stream an operand from memory (ep_nest.c):
 // measured on the first such calls of each kind of row kernel, then fixed
-// for the process.  The kinds: contiguous rows of one input summed, rows
-// dotted (shorter than EP_LONG_DOT bytes, and longer), rows summed into one
+// for the process.  The kinds: contiguous rows of one input summed and rows
+// dotted (each shorter than EP_LONG_ROW bytes, and longer), rows summed into one
 // output row, one input's short strided rows, and complex dot rows (always
 // one after another, not measured).
 enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
-enum { EP_STREAMS_NONE = 0, EP_STREAMS_SUMS = 1, EP_STREAMS_DOTS = 2, EP_STREAMS_LONG_DOTS = 3,
-       EP_STREAMS_INTO_ONE = 4, EP_STREAMS_STRIDED = 5, EP_STREAMS_COMPLEX = 6 };
-#define EP_STREAM_KINDS 5                       // the measured kinds, 1 .. 5
-#define EP_LONG_DOT 256                         // bytes of the shortest long dot row
+enum { EP_STREAMS_NONE = 0, EP_STREAMS_SUMS = 1, EP_STREAMS_LONG_SUMS = 2, EP_STREAMS_DOTS = 3,
+       EP_STREAMS_LONG_DOTS = 4, EP_STREAMS_INTO_ONE = 5, EP_STREAMS_STRIDED = 6,
+       EP_STREAMS_COMPLEX = 7 };
+#define EP_STREAM_KINDS 6                       // the measured kinds, 1 .. 6
+#define EP_LONG_ROW 256                         // bytes of the shortest long row
 int ep_nest_streams_products(const ep_nest_desc_t *d, int isa);  // loads measured (ep_load_width)
 int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's rows' kind, EP_STREAMS_*
 int ep_stream_order(int kind);                  // EP_STREAM_*

@@ -229,8 +229,8 @@ def probe_ukr_gflops(isa_name, dtype=np.float32):
 
 def stream_order(kind):
     """(order, GB/s one row at a time, GB/s four at a time) of the nest's
-    row kernels of ``kind`` ('sums', 'dots' (rows under 256 bytes), 'long
-    dots', 'into one', 'strided') that stream an operand from memory
+    row kernels of ``kind`` ('sums' and 'dots' (rows under 256 bytes), 'long
+    sums', 'long dots', 'into one', 'strided') that stream an operand from memory
     (ep_nest.c measures it on those calls)."""
     return _require().stream_order(kind)
 

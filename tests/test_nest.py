@@ -1921,8 +1921,8 @@ out = []
 # rows summed into one output row just past what the kernel set holds in registers
 vbytes = {"avx512": 64, "avx2": 32}.get(_native.kernel_config()["isa"], 16)
 past = 17 * vbytes // 4 + 3
-for spec, n in (("ij,j->i", 40), ("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 64),
-                ("ij->i", 300), ("ij->j", 503), ("ij,i->j", 503), ("ij,i->j", past),
+for spec, n in (("ij,j->i", 40), ("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 40),
+                ("ij->i", 64), ("ij->i", 300), ("ij->j", 503), ("ij,i->j", 503), ("ij,i->j", past),
                 ("ij,i->j", 1801)):
     rows = int(1.25 * l3) // (4 * n) + 3          # beyond L3, not a multiple of four
     a = rng.standard_normal((rows, n), dtype=np.float32)
@@ -1954,7 +1954,8 @@ assert np.allclose(r, a.astype(np.complex128) @ v, rtol=1e-4, atol=1e-3)
 assert r[:64].tobytes() == einplan.einsum("ij,j->i", a[:64], v).tobytes()  # rows in cache
 out.append(hashlib.sha1(r.tobytes()).hexdigest())
 assert "rows streamed from memory" in str(einplan.explain("ij,j->i", a, v))
-kinds = [_native.stream_order(k) for k in ("sums", "dots", "long dots", "into one", "strided")]
+kinds = [_native.stream_order(k)
+         for k in ("sums", "long sums", "dots", "long dots", "into one", "strided")]
 print(" ".join(out), " ".join(before), " ".join(order for order, _, _ in kinds),
       all(one > 0 and four > 0 for _, one, four in kinds))
 """
@@ -2066,7 +2067,8 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     one after another, where short dot rows measured four faster);
     EINPLAN_STREAM_ROWS fixes every kind's order (dot rows of 40, and
     apart from those, long ones of 128 and 1024, the four-row vector path
-    and rows_dot4; sums of rows of 64, and of 300 end to end; rows of 503
+    and rows_dot4; sums of rows of 40, and apart from those, long ones of 64,
+    and of 300 end to end; rows of 503
     summed, and scaled, into one output row, and so rows just longer than
     the kernel set's registers hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
     one after another) and rows of 7 KB; one input's diagonals, 'bii->b',
@@ -2083,12 +2085,12 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         res[order] = p.stdout.split()
-    assert res["1"][:11] == res["4"][:11] == res[""][:11], res
-    assert res["1"][11:18] == ["one"] * 7 and res["4"][11:18] == ["four"] * 7, res
+    assert res["1"][:12] == res["4"][:12] == res[""][:12], res
+    assert res["1"][12:20] == ["one"] * 8 and res["4"][12:20] == ["four"] * 8, res
     # measured: each kind of rows times both orders and keeps one of them,
     # the diagonals' order not decided by the dots measured before them
-    assert res[""][11] in ("one", "four") and res[""][12] == "measuring", res
-    assert set(res[""][13:18]) <= {"one", "four"} and res[""][18] == "True", res
+    assert res[""][12] in ("one", "four") and res[""][13] == "measuring", res
+    assert set(res[""][14:20]) <= {"one", "four"} and res[""][20] == "True", res
 
 
 @pytest.mark.parametrize("isa", ISAS)

@@ -98,7 +98,8 @@ def _blocked(ctx, step) -> str:
     return f"'{ctx.d(step.loops[-2].labels)}'" if step.block_outer else "the row"
 
 
-_STREAM_ROWS = {"sums": "rows summed", "dots": "rows dotted", "long dots": "long rows dotted",
+_STREAM_ROWS = {"sums": "rows summed", "long sums": "long rows summed",
+                "dots": "rows dotted", "long dots": "long rows dotted",
                 "into one": "rows summed into one output row",
                 "strided": "strided rows summed"}
 
