@@ -431,8 +431,11 @@ def traffic(loops, itemsize, held=0):
         # 0.66x.  From L3 the strided row's calls cost more than its lines
         # ('abc,b->ac' (39159,2,6)[..., ::2] c64: 1.08x with b outside a,
         # 0.80x with 39159 calls of 2 rows)
+        # (the slice's lines, not its elements, are what must fit in L3:
+        # 'abc->b' (19659,20,5) f64 with c [::2], 16 MB of elements over 31
+        # MB of lines, b outermost: 20 passes a line in 25, 0.19x numpy)
         ragged.append(b < RAGGED_ROW and (abs(s) == 1 or (
-            0 < abs(s) * itemsize < LINE and whole[j] > l3_per_core())))
+            0 < abs(s) * itemsize < LINE and whole[j] * abs(s) > l3_per_core())))
         paged.append(abs(s) * itemsize >= PAGE and extent > 1)
     span = list(foot)
     # bytes from the first to the last element the loops inside reach
