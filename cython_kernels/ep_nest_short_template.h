@@ -345,7 +345,10 @@ NT(short_sum_s)(const int S, ep_dim_t R, const T *x, ep_inc_t xro, ep_inc_t xs, 
         o += r * n;
         R -= r;
     }
-    if (ol == 1 && xro == 0 && f && n >= 2 && n <= VL && oo == n && R >= NT(across_min_rows)(n)) {
+    // (R >= VL first: across_min_rows divides, a few hundred cycles a call
+    // of a few rows -- 'ijk,jkl->il' (7,2984,3) F x (2984,3,3) f64)
+    if (ol == 1 && xro == 0 && f && n >= 2 && n <= VL && oo == n && R >= VL &&
+        R >= NT(across_min_rows)(n)) {
         const ep_dim_t r = NT(rows_across)(S, R, x, xs, f, fro, fs, n, o, first);
         // the last rows, short of a period, take the general path below
         f += r * fro;
@@ -779,10 +782,14 @@ NT_FN void NT(short_rows)(int nin, const T *const *p, const ep_inc_t *ro, const 
     // the chunks' dots add up (sum over L).  Half of L1: 'ij,jk->ik'
     // (200,1000) x (1000,8) f64, B's 64 KB copy in one chunk, 159 us; in
     // chunks of 8 / 16 / 24 / 32 KB, 140 / 131 / 126 / 121 us (L1 48 KB)
-    ep_dim_t l1, l2, l3;                // read once per process (ep_cpu.c)
-    ep_cache_sizes(&l1, &l2, &l3);
-    ep_dim_t chunk = (l1 > 0 ? l1 / 2 : NS_CHUNK_BYTES) / ((ep_dim_t)S * E * (ep_dim_t)sizeof(T));
-    chunk = chunk > NS_CHUNK ? NS_CHUNK : chunk < 2 * VL ? 2 * VL : chunk / (2 * VL) * (2 * VL);
+    // (rows of up to two vectors are one chunk: no division for them)
+    ep_dim_t chunk = 2 * VL;
+    if (simd && n > chunk) {
+        ep_dim_t l1, l2, l3;            // read once per process (ep_cpu.c)
+        ep_cache_sizes(&l1, &l2, &l3);
+        chunk = (l1 > 0 ? l1 / 2 : NS_CHUNK_BYTES) / ((ep_dim_t)S * E * (ep_dim_t)sizeof(T));
+        chunk = chunk > NS_CHUNK ? NS_CHUNK : chunk < 2 * VL ? 2 * VL : chunk / (2 * VL) * (2 * VL);
+    }
     if (simd && n > chunk) {
         for (ep_dim_t l0 = 0; l0 < n; l0 += chunk) {
             const T *q[EP_NEST_MAXIN];
