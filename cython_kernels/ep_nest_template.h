@@ -997,11 +997,64 @@ static NT_TGT void NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, 
 }
 #undef NT_FUSED_Y
 
-// row_prod_in with inputs strided by -1 or 2 gathered into L1 NT_CH
-// elements at a time, so the SIMD row runs on them
+#if !CPX
+// Elements i .. i + VL - 1 of a row at stride s = 1 or 2 (the even lanes of
+// two loads); last: the vector ends on the row's last element, so the
+// second load starts one element back
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(load_s)(const T *x, ep_inc_t s, ep_dim_t i, int last)
+{
+    if (s == 1) return NT_LD(x + i);
+    if (last) {
+        const NT(ivec) ml = NT_EVEN_LAST;
+        return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL - 1), ml);
+    }
+    const NT(ivec) m = NT_EVEN;
+    return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m);
+}
+
+// row_prod_in's products of inputs at strides 1 and 2 (n >= VL, so = 1)
+// loaded straight into vectors, the same bits: gathered into L1 in chunks
+// first, 'a,a->a' on two [::2] f32 views of 2.8M elements read 1.3-1.8x
+// slower than numpy's scalar loop.  Written fresh, the last vector ends on
+// the row's last element (overlapping the one before: the same values
+// twice); added to, the tail goes element by element.
+static NT_TGT void NT(row_prod_fused)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy,
+                                      ep_dim_t n, T *o, T c, int first)
+{
+    const NT(vec) cv = c - (NT(vec)){0};
+    ep_dim_t i = 0;
+    for (; i + VL < n; i += VL) {
+        NT(vec) v = NT(load_s)(x, sx, i, 0);
+        if (nm == 2) v = cv * (v * NT(load_s)(y, sy, i, 0));
+        else v = cv * v;
+        NT_ST(o + i, first ? v : NT_LD(o + i) + v);
+    }
+    if (first) {
+        i = n - VL;
+        NT(vec) v = NT(load_s)(x, sx, i, 1);
+        if (nm == 2) v = cv * (v * NT(load_s)(y, sy, i, 1));
+        else v = cv * v;
+        NT_ST(o + i, v);
+        return;
+    }
+    for (; i < n; i++) o[i] += nm == 2 ? c * (x[i * sx] * y[i * sy]) : c * x[i * sx];
+}
+#endif
+
+// row_prod_in with inputs strided by -1 or +-2 gathered into L1 NT_CH
+// elements at a time, so the SIMD row runs on them (real rows at strides 1
+// and 2 only: row_prod_fused)
 NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         T *o, ep_inc_t so, const T *cp, int first)
 {
+#if !CPX
+    if (so == 1 && nm >= 1 && nm <= 2 && n >= VL && (s[0] == 1 || s[0] == 2) &&
+        (nm == 1 || s[1] == 1 || s[1] == 2) && (s[0] == 2 || (nm == 2 && s[1] == 2))) {
+        NT(row_prod_fused)(nm, p[0], s[0], p[nm - 1], s[nm - 1], n, o, cp[0], first);
+        return;
+    }
+#endif
     if (so != 1 || nm > 2 || !NT(gatherable)(nm, s, n)) {
         NT(row_prod_in)(nm, p, s, n, o, so, cp, first);
         return;

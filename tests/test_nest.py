@@ -128,10 +128,13 @@ def test_rows_gathered_into_l1(isa, dtype, n, one_thread):
     """Rows with inputs strided by -1, 2 or -2 ('a,a->a' with a reversed
     operand, a sliced one, an axis reversed outside a unit one): sums of
     SIMD vectors taken from the strided loads (real and complex), products
-    gathered into L1 in chunks, then the SIMD row; with one or two inputs,
-    a scale, and a later visit that adds."""
+    of real rows at strides 1 and 2 from vector loads, the others gathered
+    into L1 in chunks, then the SIMD row -- real ones the same bits as the
+    rows copied contiguous; with one or two inputs, a scale, and a later visit
+    that adds; stride-2 rows that end on their allocation's last element."""
     rng = np.random.default_rng(n + 5)
     x, y = _rand(rng, 2 * n + 1, dtype), _rand(rng, 2 * n + 1, dtype)
+    xe, ye = x[:2 * n - 1].copy(), y[:2 * n - 1].copy()   # allocations of the rows alone
     v = _rand(rng, 2, dtype)
     rev = x[n - 1::-1]          # x[n-1], x[n-2], ... x[0]: stride -1 from x[n-1]
     rev2 = x[2 * n - 2::-2]     # x[2n-2], x[2n-4], ... x[0]: stride -2
@@ -139,9 +142,10 @@ def test_rows_gathered_into_l1(isa, dtype, n, one_thread):
                          (1, 2, x[:n], y[::2][:n]), (2, -1, x[::2][:n], y[n - 1::-1]),
                          (-1, -1, rev, y[n - 1::-1]), (2, 2, x[::2][:n], y[::2][:n]),
                          (-2, 1, rev2, y[:n]), (1, -2, x[:n], y[2 * n - 2::-2]),
-                         (-2, 2, rev2, y[::2][:n])]:
-        xs = a if sx < 0 else x    # the data pointer at element 0 of the row
-        ys = b if sy < 0 else y
+                         (-2, 2, rev2, y[::2][:n]), (2, 2, xe[::2], ye[::2]),
+                         (2, 1, xe[::2], y[:n])]:
+        xs = a if sx < 0 else a.base if a.base is not None and a.base.size < x.size else x
+        ys = b if sy < 0 else b.base if b.base is not None and b.base.size < y.size else y
         out = np.empty((), dtype)
         _native.prepare_nest(dtype, 2, [(n, sx, sy, 0)])((xs, ys), out, isa=isa)
         _close(out, (a * b).sum(), dtype, n)
@@ -150,6 +154,10 @@ def test_rows_gathered_into_l1(isa, dtype, n, one_thread):
         o = np.full(n, np.nan, dtype)
         _native.prepare_nest(dtype, 2, [(n, sx, sy, 1)])((xs, ys), o, isa=isa)
         _close(o, a * b, dtype, 1)
+        if not np.issubdtype(dtype, np.complexfloating):
+            oc = np.empty(n, dtype)
+            _native.prepare_nest(dtype, 2, [(n, 1, 1, 1)])((a.copy(), b.copy()), oc, isa=isa)
+            assert o.tobytes() == oc.tobytes(), (sx, sy)
         _native.prepare_nest(dtype, 1, [(n, sx, 1)])((xs,), o, isa=isa)
         _close(o, a, dtype, 1)
         # two rows: the scale v[r] (constant along the row), the second adds
