@@ -2019,6 +2019,22 @@ def test_rows_strided_within_lines_count_their_lines_against_l3():
     _close(einplan.einsum("abc->b", x), np.einsum("abc->b", x), "float64", a_ext * 5)
 
 
+def test_summed_rows_of_one_input_share_their_starts_four_at_a_time():
+    """A diagonal summed along i ('iji->j' (8,33158,8) f64 viewed with
+    strides (8,64,1): 72 bytes a step along i, 512 along j) is the row, run
+    four rows a start, not the output's row along j (290 us against 416 in
+    tiles; numpy 254); rows of two stay outside ('ab->a' (1864057,2) f32
+    along a, 1.4 ms; as rows of 2, 4.2)."""
+    rng = np.random.default_rng(73)
+    y = rng.standard_normal(8 * 33158 * 8).reshape(33158, 8, 8).transpose(1, 0, 2)
+    (st,) = einplan.explain("iji->j", y).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]] == ["j", "i"], st["nest"]
+    _close(einplan.einsum("iji->j", y), np.einsum("iji->j", y), "float64", 8)
+    x = rng.standard_normal((200000, 2)).astype(np.float32)[::-1]
+    (st,) = einplan.explain("ab->a", x).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]][-1] == "a", st["nest"]
+
+
 def test_a_row_of_few_elements_a_page_is_not_the_row_beyond_l2():
     """Beyond L2, a loop that steps most of a page an element (fewer than
     nest.PAGE_STEPS a page, where the prefetcher has nothing to follow) is
