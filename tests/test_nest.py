@@ -2019,6 +2019,18 @@ def test_rows_strided_within_lines_count_their_lines_against_l3():
     _close(einplan.einsum("abc->b", x), np.einsum("abc->b", x), "float64", a_ext * 5)
 
 
+def test_long_rows_strided_within_lines_are_runs_of_lines():
+    """Rows of a [..., ::2] slice longer than the ragged ones read every line
+    of their span, as a contiguous row does: the kept loop whose step
+    continues them goes inside the one that jumps away, one stream, not a
+    stream restarted per row ('abc->b' (2818,24,206) f64: b outermost 25 ms,
+    memory order 10, numpy 10.8)."""
+    x = np.random.default_rng(79).standard_normal((300, 24, 412))[:, :, ::2]
+    (st,) = einplan.explain("abc->b", x).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]] == ["a", "b", "c"], st["nest"]
+    _close(einplan.einsum("abc->b", x), np.einsum("abc->b", x), "float64", 300 * 206)
+
+
 def test_summed_rows_of_one_input_share_their_starts_four_at_a_time():
     """A diagonal summed along i ('iji->j' (8,33158,8) f64 viewed with
     strides (8,64,1): 72 bytes a step along i, 512 along j) is the row, run
