@@ -1014,9 +1014,9 @@ NT(load_s)(const T *x, ep_inc_t s, ep_dim_t i, int last)
 }
 
 // row_prod_in's products of inputs at strides 1 and 2 (n >= VL, so = 1)
-// loaded straight into vectors, the same bits: gathered into L1 in chunks
-// first, 'a,a->a' on two [::2] f32 views of 2.8M elements read 1.3-1.8x
-// slower than numpy's scalar loop.  Written fresh, the last vector ends on
+// loaded straight into vectors, the same bits (gathered into L1 in chunks
+// first, 'a,a->a' on two [::2] f32 views of 2.8M elements ran 1.3-1.8x
+// slower than numpy's scalar loop).  Written fresh, the last vector ends on
 // the row's last element (overlapping the one before: the same values
 // twice); added to, the tail goes element by element.
 static NT_TGT void NT(row_prod_fused)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy,

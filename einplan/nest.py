@@ -398,10 +398,10 @@ SUM_ROWS = 4    # rows one input's row sums run at a time (rows_sum's four chain
 def _rows_per_start(table, row, itemsize, complex_=False):
     """Rows per start of ``row``: a GEMV's dot rows a vector at a time
     (``_dot_rows``); one real input's rows of SUM_ROWS or more summed into an
-    element each (the output constant along the row) SUM_ROWS at a time, their
-    starts shared
-    ('iji->j' (8,33158,8) f64, the diagonal 72 bytes a step: rows of 8 along
-    i 290 us; the output's row along j, 512 bytes a step, 416 us in tiles)."""
+    element each (the output constant along the row) SUM_ROWS at a time,
+    their starts shared ('iji->j' (8,33158,8) f64, the diagonal 72 bytes a
+    step: rows of 8 along i 290 us; the output's row along j, 512 bytes a
+    step, 416 us in tiles)."""
     dots = _dot_rows(table, row, itemsize, complex_)
     if dots > 1:
         return dots
@@ -464,8 +464,9 @@ def traffic(loops, itemsize, held=0):
     # bytes from the first to the last element the loops inside reach
     reach = [(extent - 1) * abs(s) * itemsize + itemsize for s in st]
     jump = [0] * len(st)     # the first step away from a ragged row, bytes
-    # the first step away from a long unit-stride row (any row that is not
-    # ragged): past a gap, each such row restarts the prefetcher's stream
+    # the first step away from a long row of whole lines (unit-stride or
+    # strided within lines, any row that is not ragged): past a gap, each
+    # such row restarts the prefetcher's stream
     leap = [0] * len(st)
     run = list(foot)         # bytes of the contiguous run that rows make up
     streams = [1] * len(st)  # rows of the operand the loops inside interleave
