@@ -998,19 +998,14 @@ static NT_TGT void NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, 
 #undef NT_FUSED_Y
 
 #if !CPX
-// Elements i .. i + VL - 1 of a row at stride s = 1 or 2 (the even lanes of
-// two loads); last: the vector ends on the row's last element, so the
-// second load starts one element back
+// ld_s's vector for S = 1 or 2 ending on the row's last element (at
+// element i + VL - 1): at stride 2 the second load starts one element back
 static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(load_s)(const T *x, ep_inc_t s, ep_dim_t i, int last)
+NT(ld_s_end)(const T *x, int S, ep_dim_t i)
 {
-    if (s == 1) return NT_LD(x + i);
-    if (last) {
-        const NT(ivec) ml = NT_EVEN_LAST;
-        return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL - 1), ml);
-    }
-    const NT(ivec) m = NT_EVEN;
-    return __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL), m);
+    const NT(ivec) ml = NT_EVEN_LAST;
+    return S == 1 ? NT_LD(x + i)
+                  : __builtin_shuffle(NT_LD(x + 2 * i), NT_LD(x + 2 * i + VL - 1), ml);
 }
 
 // row_prod_in's products of inputs at strides 1 and 2 (n >= VL, so = 1)
@@ -1025,15 +1020,15 @@ static NT_TGT void NT(row_prod_fused)(int nm, const T *x, ep_inc_t sx, const T *
     const NT(vec) cv = c - (NT(vec)){0};
     ep_dim_t i = 0;
     for (; i + VL < n; i += VL) {
-        NT(vec) v = NT(load_s)(x, sx, i, 0);
-        if (nm == 2) v = cv * (v * NT(load_s)(y, sy, i, 0));
+        NT(vec) v = NT(ld_s)(x, (int)sx, i);
+        if (nm == 2) v = cv * (v * NT(ld_s)(y, (int)sy, i));
         else v = cv * v;
         NT_ST(o + i, first ? v : NT_LD(o + i) + v);
     }
     if (first) {
         i = n - VL;
-        NT(vec) v = NT(load_s)(x, sx, i, 1);
-        if (nm == 2) v = cv * (v * NT(load_s)(y, sy, i, 1));
+        NT(vec) v = NT(ld_s_end)(x, (int)sx, i);
+        if (nm == 2) v = cv * (v * NT(ld_s_end)(y, (int)sy, i));
         else v = cv * v;
         NT_ST(o + i, v);
         return;
@@ -2225,16 +2220,16 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     int vec4 = !dotv && contig && nm >= 1 && nm <= 2 && n >= VL
                && (n * (ep_dim_t)sizeof(T) <= (nm == 2 ? 1024 : 512)
                    || (nm == 1 && rs[0] == (ep_inc_t)n && n * (ep_dim_t)sizeof(T) <= 2048));
+    if (vec4 && nm == 1 && nf == 0 && so != 0) {
+        NT(rows_sum_each)(p[0], rs[0], n, R, o, so, first, seq);
+        return;
+    }
     // rows of 2..NT_SV against one vector shared by every row ('...ij,j->...i'
     // with j = 5): the vector in registers, each row's n products unrolled
     int wv = !vec4 && !dotv && nm == 2 && n >= 2 && n <= NT_SV && (rs[0] == 0) != (rs[1] == 0)
              ? (rs[0] == 0 ? 0 : 1) : -1;
     T w[NT_SV];
     for (ep_dim_t i = 0; wv >= 0 && i < n; i++) w[i] = p[wv][i * s[wv]];
-    if (vec4 && nm == 1 && nf == 0 && so != 0) {
-        NT(rows_sum_each)(p[0], rs[0], n, R, o, so, first, seq);
-        return;
-    }
     if (!dotv && (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
                   || (nm == 1 && n <= 256 && (!contig || n < VL)))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
