@@ -497,7 +497,8 @@ static void ep_tiles(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
                 int x = c->mv[1 - c->tpy], y = c->mv[c->tpy];
                 ep_inc_t ys = d->stride[y][dpt];
                 char *o = ptr[c->nin] + (i0 * so0 + j0 * c->so) * es;
-                c->rows->tpair(ptr[x] + (i0 * d->stride[x][dpt] + j0) * es, d->stride[x][dpt],
+                c->rows->tpair(ptr[x] + (i0 * d->stride[x][dpt] + j0 * c->ms[1 - c->tpy]) * es,
+                               c->ms[1 - c->tpy], d->stride[x][dpt],
                                ptr[y] + (i0 * ys + j0 * c->ms[c->tpy]) * es, ys,
                                c->ms[c->tpy], R, jn, o, so0, c->so,
                                fj && (i0 == 0 || so0 != 0));
@@ -729,14 +730,14 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
             c->pk[j] = so != 0 && ao < ai && ai > 2;
             if (c->pk[j]) *sbuf_n += ti * tj;
         }
-        // asked for, two inputs, one unit along the row, the other copied
+        // asked for, two inputs, one at stride 1 or 2 along the row, the other copied
         // but at stride 1 or 2 along the loop around it, and the output
         // unit or 0 along the row: the tile runs NT(tpair), the copied
         // input read in place and transposed in registers
         if (d->transposed && c->rows->tpair && c->nm == 2 && c->nf == 0 &&
             (c->so == 0 || c->so == 1)) {
             for (int y = 0; y < 2; y++)
-                if (c->pk[y] && !c->pk[1 - y] && c->ms[1 - y] == 1 &&
+                if (c->pk[y] && !c->pk[1 - y] && (c->ms[1 - y] == 1 || c->ms[1 - y] == 2) &&
                     (d->stride[c->mv[y]][c->inner - 1] == 1 ||
                      d->stride[c->mv[y]][c->inner - 1] == 2)) {
                     c->tp = 1;

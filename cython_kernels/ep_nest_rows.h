@@ -27,7 +27,7 @@ typedef void (*ep_ctile_fn)(const void *x, ep_inc_t xk, ep_inc_t xv, const void 
                             ep_inc_t yk, ep_dim_t W, ep_dim_t K, ep_dim_t V, ep_dim_t vall,
                             ep_dim_t wall, void *o, ep_inc_t ow, ep_inc_t ov, int first, void *buf);
 typedef ep_dim_t (*ep_ctile_buffer_fn)(void);
-typedef void (*ep_tpair_fn)(const void *x, ep_inc_t xr, const void *y, ep_inc_t ys,
+typedef void (*ep_tpair_fn)(const void *x, ep_inc_t xs, ep_inc_t xr, const void *y, ep_inc_t ys,
                             ep_inc_t yi, ep_dim_t R, ep_dim_t n, void *o, ep_inc_t orr,
                             ep_inc_t oi, int first);
 typedef void (*ep_stream_prod_fn)(int nm, const void *const *p, ep_dim_t n, void *o,

@@ -1767,16 +1767,25 @@ NT(blend)(NT(ivec) keep, NT(vec) nw, NT(vec) old)
     return (NT(vec))(((NT(ivec))nw & keep) | ((NT(ivec))old & ~keep));
 }
 
-// Columns [i, i + VL) of VL rows of x (unit along the row, rows xr apart)
-// times the same of y (unit across the rows: element (r, i) at y[r +
+// x's elements [i, i + VL) of a row at stride xs (1 or 2) along it; the
+// row's last vector (i + VL == n) ends on its last element
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(tpair_x)(const int xs, const T *x, ep_dim_t i, ep_dim_t n)
+{
+    if (xs == 1) return NT_LD(x + i);
+    return i + VL < n ? NT(ld_s)(x, 2, i) : NT(ld_s_end)(x, 2, i);
+}
+
+// Columns [i, i + VL) of VL rows of x (at stride xs along the row, rows xr
+// apart) times the same of y (unit across the rows: element (r, i) at y[r +
 // i*yi]): VL columns of y loaded as vectors down the rows and transposed in
 // registers to meet x's vectors.  Rows before k0 and (masked) lanes outside
 // keep were done by the block before: they leave the output as it is.  wr:
 // the output is written, not added to.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys, int ysafe,
-                ep_inc_t yi, ep_dim_t i, const int masked, NT(ivec) keep, int k0, T *o,
-                ep_inc_t orr, int wr, NT(vec) *acc)
+NT(tpair_block)(const int mode, const T *x, const int xs, ep_inc_t xr, ep_dim_t n, const T *y,
+                const int ys, int ysafe, ep_inc_t yi, ep_dim_t i, const int masked,
+                NT(ivec) keep, int k0, T *o, ep_inc_t orr, int wr, NT(vec) *acc)
 {
     NT(vec) v[VL];
     const T *yc = y + i * yi;
@@ -1800,7 +1809,7 @@ NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, const int y
     NT(transpose_vl)(v);
 #pragma GCC unroll 16
     for (int k = 0; k < VL; k++) {
-        v[k] *= NT_LD(x + k * xr + i);
+        v[k] *= NT(tpair_x)(xs, x + k * xr, i, n);
         if (masked) v[k] = NT(kept)(v[k], keep);
     }
     if (mode == NT_TP_ELEM) {
@@ -1840,8 +1849,8 @@ NT(tpair_block)(const int mode, const T *x, ep_inc_t xr, const T *y, const int y
 // columns whose loads would pass y's last element ([nv, n)) go element by
 // element.  Returns the columns done.
 static inline __attribute__((always_inline)) NT_TGT ep_dim_t
-NT(tpair_few)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R,
-              ep_dim_t n, T *o, ep_inc_t orr, int first)
+NT(tpair_few)(const int mode, const T *x, const int xs, ep_inc_t xr, const T *y, ep_inc_t yi,
+              ep_dim_t R, ep_dim_t n, T *o, ep_inc_t orr, int first)
 {
     ep_dim_t over = (VL - R + yi - 1) / yi;   // columns of overreach past y's end
     if (n < VL + over)
@@ -1858,14 +1867,14 @@ NT(tpair_few)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, 
         if (mode == NT_TP_ELEM) {
             for (ep_dim_t k = 0; k < R; k++) {
                 T *q = o + k * orr + i;
-                NT(vec) p = v[k] * NT_LD(x + k * xr + i);
+                NT(vec) p = v[k] * NT(tpair_x)(xs, x + k * xr, i, n);
                 NT_ST(q, first ? p : NT_LD(q) + p);
             }
         } else if (mode == NT_TP_ROWS) {
-            for (ep_dim_t k = 0; k < R; k++) acc[k] += v[k] * NT_LD(x + k * xr + i);
+            for (ep_dim_t k = 0; k < R; k++) acc[k] += v[k] * NT(tpair_x)(xs, x + k * xr, i, n);
         } else {
-            NT(vec) s = v[0] * NT_LD(x + i);
-            for (ep_dim_t k = 1; k < R; k++) s += v[k] * NT_LD(x + k * xr + i);
+            NT(vec) s = v[0] * NT(tpair_x)(xs, x, i, n);
+            for (ep_dim_t k = 1; k < R; k++) s += v[k] * NT(tpair_x)(xs, x + k * xr, i, n);
             if (mode == NT_TP_COLS) NT_ST(o + i, first ? s : NT_LD(o + i) + s);
             else acc[0] += s;
         }
@@ -1881,14 +1890,14 @@ NT(tpair_few)(const int mode, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, 
 }
 
 static inline __attribute__((always_inline)) NT_TGT void
-NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys, ep_inc_t yi,
-               ep_dim_t R, ep_dim_t n, T *o, ep_inc_t orr, int first)
+NT(tpair_mode)(const int mode, const T *x, const int xs, ep_inc_t xr, const T *y, const int ys,
+               ep_inc_t yi, ep_dim_t R, ep_dim_t n, T *o, ep_inc_t orr, int first)
 {
     if (R >= 2 && R < VL && ys == 1 && yi > 0) {
-        ep_dim_t done = NT(tpair_few)(mode, x, xr, y, yi, R, n, o, orr, first);
+        ep_dim_t done = NT(tpair_few)(mode, x, xs, xr, y, yi, R, n, o, orr, first);
         if (done) {
             // the columns left over: fresh outputs, or sums added to
-            x += done;
+            x += done * xs;
             y += done * yi;
             if (mode == NT_TP_ELEM || mode == NT_TP_COLS) o += done;
             else first = 0;
@@ -1904,7 +1913,7 @@ NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys
             int wr = first && (mode == NT_TP_ELEM || mode == NT_TP_ROWS || r == 0);
             T s = 0;
             for (ep_dim_t i = 0; i < n; i++) {
-                T p = xb[i] * yb[i * yi];
+                T p = xb[i * xs] * yb[i * yi];
                 if (mode == NT_TP_ELEM || mode == NT_TP_COLS) ob[i] = wr ? p : ob[i] + p;
                 else s += p;
             }
@@ -1930,10 +1939,11 @@ NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys
         for (int k = 0; k < VL; k++) acc[k] = (NT(vec)){0};
         int ysafe = ys == 1 || r + VL < R;
         for (ep_dim_t i = 0; i < nv; i += VL)
-            NT(tpair_block)(mode, xb, xr, yb, ys, ysafe, yi, i, 0, keep, k0, ob, orr, wr, acc);
-        if (nv < n)
-            NT(tpair_block)(mode, xb, xr, yb, ys, ysafe, yi, n - VL, 1, keep, k0, ob, orr, wr,
+            NT(tpair_block)(mode, xb, xs, xr, n, yb, ys, ysafe, yi, i, 0, keep, k0, ob, orr, wr,
                             acc);
+        if (nv < n)
+            NT(tpair_block)(mode, xb, xs, xr, n, yb, ys, ysafe, yi, n - VL, 1, keep, k0, ob, orr,
+                            wr, acc);
         if (mode == NT_TP_ROWS) {
             NT(vec) s = NT(hsums_vec)(acc);
             for (int k = k0; k < VL; k++) {
@@ -1951,32 +1961,38 @@ NT(tpair_mode)(const int mode, const T *x, ep_inc_t xr, const T *y, const int ys
 }
 
 static inline __attribute__((always_inline)) NT_TGT void
-NT(tpair_ys)(const int ys, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi, ep_dim_t R,
-             ep_dim_t n, T *o, ep_inc_t orr, ep_inc_t oi, int first)
+NT(tpair_ys)(const int xs, const int ys, const T *x, ep_inc_t xr, const T *y, ep_inc_t yi,
+             ep_dim_t R, ep_dim_t n, T *o, ep_inc_t orr, ep_inc_t oi, int first)
 {
     if (oi)
-        if (orr) NT(tpair_mode)(NT_TP_ELEM, x, xr, y, ys, yi, R, n, o, orr, first);
-        else NT(tpair_mode)(NT_TP_COLS, x, xr, y, ys, yi, R, n, o, 0, first);
+        if (orr) NT(tpair_mode)(NT_TP_ELEM, x, xs, xr, y, ys, yi, R, n, o, orr, first);
+        else NT(tpair_mode)(NT_TP_COLS, x, xs, xr, y, ys, yi, R, n, o, 0, first);
     else if (orr)
-        NT(tpair_mode)(NT_TP_ROWS, x, xr, y, ys, yi, R, n, o, orr, first);
+        NT(tpair_mode)(NT_TP_ROWS, x, xs, xr, y, ys, yi, R, n, o, orr, first);
     else
-        NT(tpair_mode)(NT_TP_ALL, x, xr, y, ys, yi, R, n, o, 0, first);
+        NT(tpair_mode)(NT_TP_ALL, x, xs, xr, y, ys, yi, R, n, o, 0, first);
 }
 
 // A tile of two inputs that disagree on the unit stride ('ab,ab->' of a
 // Fortran and a C array; 'ab,ba->ab'): x[r*xr + i] unit along the row, y[r*ys
 // + i*yi] at stride ys (1 or 2) across the rows, read in place in VL x VL
 // blocks transposed in registers -- no copy of y, and each operand's lines
-// read as they lie.  The output o[r*orr + i*oi], oi 1 or 0: elementwise
+// read as they lie.  x is at stride xs (1 or 2) along the row: a [::2]
+// slice's even lanes come from two loads, as y's do.  The output o[r*orr + i*oi], oi 1 or 0: elementwise
 // (orr 0: every row into one), or summed along the row (orr 0: into one
 // element).  first: the output is written, not added to.
-NT_FN void NT(tpair)(const T *x, ep_inc_t xr, const T *y, ep_inc_t ys, ep_inc_t yi, ep_dim_t R,
-                     ep_dim_t n, T *o, ep_inc_t orr, ep_inc_t oi, int first)
+NT_FN void NT(tpair)(const T *x, ep_inc_t xs, ep_inc_t xr, const T *y, ep_inc_t ys,
+                     ep_inc_t yi, ep_dim_t R, ep_dim_t n, T *o, ep_inc_t orr, ep_inc_t oi,
+                     int first)
 {
-    if (ys == 1)
-        NT(tpair_ys)(1, x, xr, y, yi, R, n, o, orr, oi, first);
+    if (xs == 1 && ys == 1)
+        NT(tpair_ys)(1, 1, x, xr, y, yi, R, n, o, orr, oi, first);
+    else if (xs == 1)
+        NT(tpair_ys)(1, 2, x, xr, y, yi, R, n, o, orr, oi, first);
+    else if (ys == 1)
+        NT(tpair_ys)(2, 1, x, xr, y, yi, R, n, o, orr, oi, first);
     else
-        NT(tpair_ys)(2, x, xr, y, yi, R, n, o, orr, oi, first);
+        NT(tpair_ys)(2, 2, x, xr, y, yi, R, n, o, orr, oi, first);
 }
 #undef NT_TP_ELEM
 #undef NT_TP_COLS

@@ -698,9 +698,9 @@ TPAIR_ROW = 2048         # row length of a tile the transposing kernel runs: x's
 
 def transposed_pair(loops, is_complex=False):
     """(x, y): the inputs of a tile the transposing kernel (ep_nest_template.h's
-    tpair) runs: two real inputs both moving along the row, x unit-stride
-    along it, y copied per tile (``packed``) but at stride 1 or 2 along the
-    loop around it, the output unit-stride or 0 along the row; else None.
+    tpair) runs: two real inputs both moving along the row, x at stride 1
+    or 2 along it, y copied per tile (``packed``) but at stride 1 or 2 along
+    the loop around it, the output unit-stride or 0 along the row; else None.
     Mirrors ep_nest.c's choice."""
     if is_complex or len(loops) < 2:
         return None
@@ -710,22 +710,28 @@ def transposed_pair(loops, is_complex=False):
     pk = packed(outer, row)
     for y in pk:
         x = 1 - y
-        if x not in pk and outer.strides[y] in (1, 2) and row.strides[x] == 1:
+        if x not in pk and outer.strides[y] in (1, 2) and row.strides[x] in (1, 2):
             return (x, y)
     return None
 
 
-TPAIR_COPY_ROW = (64, 256)   # rows longer than the first and shorter than the second
-                             # keep the copied tiles once the operands pass L2
+TPAIR_COPY_ROW = (20, 256)   # rows longer than the first and shorter than the second
+                             # keep the copied tiles once the operands pass L2 ...
+TPAIR_COPY_RUN = 4           # ... in tiles of at least this many vectors of rows
 
 
 def transposes(loops, itemsize, is_complex=False) -> bool:
     """Whether the tiles of the two innermost loops run the transposing
-    kernel: a ``transposed_pair`` whose row is not of middling length in
-    operands past L2.  Those rows took the copied tiles' 64-row runs down
-    y's columns better: 'abc,acb->abc' (36, 1885, 111) float32 7.6 ms
-    copied, 9.4 transposed; with rows of 16, 331 or 2048 the transposing
-    kernel ran 1.5-1.8x the copies."""
+    kernel: a ``transposed_pair`` unless its rows are of middling length,
+    in tiles of many rows, in operands past L2.  Those took the copied
+    tiles' 64-row runs down y's columns better: 'abc,acb->abc' (36, 1885,
+    111) float32 7.6 ms copied, 9.4 transposed; (4, 52631, 38) 8.4 copied,
+    12.7 transposed, and rows of 24 to 64 alike (x a [..., ::2] slice:
+    (1247, 139, 24) float64 11.9 copied, 14.8 transposed).  With rows of
+    8 to 20 the two ran even (float64: the transposing kernel 1.3x
+    faster), with 331 or 2048 it ran 1.5-1.8x the copies; tiles of fewer
+    rows pay the copy's set-up per few elements ('abcd,abcd->' in 20 x 38
+    float64 tiles: 1.7 ms transposed, 2.3 copied)."""
     pair = transposed_pair(loops, is_complex)
     if pair is None:
         return False
@@ -738,8 +744,17 @@ def transposes(loops, itemsize, is_complex=False) -> bool:
         # F on AVX2: 171 us transposed, 61 copied)
         return False
     lo, hi = TPAIR_COPY_ROW
+    if (outer.extent < vector_lanes(itemsize) and loops[-1].extent >= hi
+            and not (outer.strides[y] == 1 and loops[-1].strides[y] > 0)):
+        # fewer rows than a vector, not adjacent in y: the transposing
+        # kernel goes element by element, which long rows copied to SIMD
+        # rows outrun ('ab,ba->a' (4, 519580)[:, ::2] x (519580, 8)[:, ::2]
+        # f32: 2.8 ms, copied 2.1) and short ones do not ('abcd,abcd->'
+        # with tiles of 4 x 17: 0.6 ms, copied 1.1)
+        return False
     span = math.prod(lp.extent for lp in loops if lp.strides[pair[0]] != 0) * itemsize
-    return not (lo < loops[-1].extent < hi and span > l2_bytes())
+    return not (lo < loops[-1].extent < hi and span > l2_bytes()
+                and outer.extent >= TPAIR_COPY_RUN * vector_lanes(itemsize))
 
 
 def rows_share_lines(loops, itemsize) -> bool:

@@ -730,14 +730,16 @@ def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
     every row into one, a sum per row at unit and wider strides, one sum),
     written once and then added to (an outer summed loop of 2), x's rows and
     y's columns walked backwards, y's rows at stride 2 (a slice: the last
-    vector of rows loads no element past its last), and tiles whose edges
-    leave rows and columns past the last vector."""
+    vector of rows loads no element past its last), x's rows at stride 2
+    (a slice whose last row ends on its allocation's last element), and
+    tiles whose edges leave rows and columns past the last vector."""
     rng = np.random.default_rng(29)
     for m, n in [(37, 11), (9, 130), (64, 64), (3, 5), (300, 7), (17, 33)]:
         Aw = _rand(rng, (m, n), dtype)
+        Ao = _rand(rng, (m, 2 * n - 1), dtype)     # its [:, ::2] ends on the array's end
         Bw = _rand(rng, (n, 2 * m), dtype)
-        Bo = _rand(rng, (n, 2 * m - 1), dtype)     # its [:, ::2] ends on the array's end
-        for A, xr in [(Aw, n), (Aw[::-1], -n)]:
+        Bo = _rand(rng, (n, 2 * m - 1), dtype)
+        for A, xs, xr in [(Aw, 1, n), (Aw[::-1], 1, -n), (Ao[:, ::2], 2, 2 * n - 1)]:
             for B, ys, yi in [(Bw[:, :m], 1, 2 * m), (Bw[::-1, :m], 1, -2 * m),
                               (Bo[:, ::2], 2, 2 * m - 1)]:
                 P = A * B.T
@@ -747,7 +749,7 @@ def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
                             ((2 * m,), 2, 0, P.sum(1)), ((), 0, 0, P.sum())]
                     for shape, orr, oi, want in outs:
                         o = np.full(shape, np.nan, dtype)
-                        loops = [(2, 0, 0, 0), (m, xr, ys, orr), (n, 1, yi, oi)]
+                        loops = [(2, 0, 0, 0), (m, xr, ys, orr), (n, xs, yi, oi)]
                         _native.prepare_nest(dtype, 2, loops, transposed=True, **kw)(
                             (A, B), o, isa=isa)
                         got = o[::2] if shape == (2 * m,) else o
@@ -759,8 +761,8 @@ def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
 def test_fewer_crossed_rows_than_a_vector(isa, dtype, one_thread):
     """Tiles of 2 .. lanes-1 rows of y, adjacent, load each of y's columns as
     a whole vector (lanes past the rows unused) and transpose: every output
-    form, written once and added to, x's rows apart or one shared row
-    (stride 0), y's columns just its rows apart (so that the last columns'
+    form, written once and added to, x's rows apart, at stride 2 along
+    them, or one shared row (stride 0), y's columns just its rows apart (so that the last columns'
     loads would pass its end: copies of y end on their allocation, which the
     sanitizer build checks) or further, and columns left past the vectors."""
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
@@ -771,25 +773,27 @@ def test_fewer_crossed_rows_than_a_vector(isa, dtype, one_thread):
                 yw = _rand(rng, ((n - 1) * yi + R,), dtype).copy()   # ends on its last row
                 B = np.lib.stride_tricks.as_strided(yw, (n, R), (yi * yw.itemsize,
                                                                  yw.itemsize))
-                for A, xr in [(_rand(rng, (R, n), dtype), n),
-                              (np.broadcast_to(_rand(rng, (n,), dtype), (R, n)), 0)]:
+                for A, xs, xr in [(_rand(rng, (R, n), dtype), 1, n),
+                                  (_rand(rng, (R, 2 * n - 1), dtype)[:, ::2], 2, 2 * n - 1),
+                                  (np.broadcast_to(_rand(rng, (n,), dtype), (R, n)), 1, 0)]:
                     P = A * B.T
                     outs = [((R, n), n, 1, P), ((n,), 0, 1, P.sum(0)), ((R,), 1, 0, P.sum(1)),
                             ((), 0, 0, P.sum())]
                     for shape, orr, oi, want in outs:
                         o = np.full(shape, np.nan, dtype)
-                        loops = [(2, 0, 0, 0), (R, xr, 1, orr), (n, 1, yi, oi)]
+                        loops = [(2, 0, 0, 0), (R, xr, 1, orr), (n, xs, yi, oi)]
                         _native.prepare_nest(dtype, 2, loops, transposed=True, tile=R,
                                              tile_row=2048)((A, yw), o, isa=isa)
                         _close(o, 2 * want, dtype, 2 * R * n)
 
 
 def test_crossed_inputs_plan_the_transposing_kernel():
-    """'ab,ab->' of a Fortran and a C array (and 'ab,ba->ab') plan the
-    transposing kernel in tiles of every row by a run of the row, and say so;
-    a y walked backwards across its rows, complex, or rows of middling length
-    past L2 keep the copied tiles."""
-    from einplan.nest import TPAIR_ROW
+    """'ab,ab->' of a Fortran and a C array (and 'ab,ba->ab', and x a
+    [:, ::2] slice) plan the transposing kernel in tiles of every row by a
+    run of the row, and say so; a y walked backwards across its rows,
+    complex, rows of middling length in tiles of many rows past L2, or a
+    few rows of y at stride 2 in long rows keep the copied tiles."""
+    from einplan.nest import TPAIR_ROW, TPAIR_COPY_RUN, vector_lanes
     A = np.asfortranarray(np.ones((3000, 300)))
     B = np.ones((3000, 300))
     st = _plan_for("ab,ab->", A, B).steps[0]
@@ -799,6 +803,8 @@ def test_crossed_inputs_plan_the_transposing_kernel():
     assert "transposed in registers" in text
     st = _plan_for("ab,ba->ab", B, np.ones((300, 3000))).steps[0]
     assert st.row == "prod/transposed"
+    st = _plan_for("ab,ba->", B[:, ::2], np.ones((150, 6000))[:, ::2]).steps[0]
+    assert st.row == "sum/transposed"
     st = _plan_for("ab,ba->ab", B, np.ones((300, 3000))[:, ::-1]).steps[0]
     assert st.row != "prod/transposed" and st.tile
     Bc = B.astype(complex)
@@ -811,6 +817,23 @@ def test_crossed_inputs_plan_the_transposing_kernel():
     assert st.tile and st.row == "prod/strided"
     st = _plan_for("abc,acb->abc", A3[:1, :200].copy(), B3[:1, :, :200].copy()).steps[0]
     assert st.row == "prod/transposed"
+    A4 = np.ones((4, 52631, 38), np.float32)
+    st = _plan_for("abc,acb->abc", A4, np.ones((4, 38, 52631), np.float32)).steps[0]
+    assert st.tile and st.row == "prod/strided"
+    # ... but rows of 20 or fewer, and tiles of a few vectors of rows, transpose
+    st = _plan_for("abc,acb->abc", A4[..., :20], np.ones((4, 20, 52631), np.float32)).steps[0]
+    assert st.row == "prod/transposed"
+    e = TPAIR_COPY_RUN * vector_lanes(8) - 1
+    A5 = np.ones((38, 5, 218, e), order="F")
+    st = _plan_for("abcd,abcd->", A5, np.ones((38, 5, 218, 2 * e))[..., ::2]).steps[0]
+    assert (st.tile, st.row) == (e, "sum/transposed")
+    # fewer rows than a vector at stride 2 in y, in long rows, are copied
+    r = vector_lanes(4) - 1
+    x6 = np.ones((r, 2 * 8192), np.float32)[:, ::2]
+    y6 = np.ones((8192, 2 * r), np.float32)[:, ::2]
+    st = _plan_for("ab,ba->a", x6, y6).steps[0]
+    assert st.tile and not st.row.endswith("transposed")
+    np.testing.assert_allclose(einplan.einsum("ab,ba->a", x6, y6), np.full(r, 8192.0))
     np.testing.assert_allclose(einplan.einsum("ab,ab->", A, B), 3000 * 300)
 
 
@@ -973,9 +996,10 @@ def test_tile_shapes_take_the_short_side_whole():
     text = str(einplan.explain("ab,ba->ab", A, B))
     assert "tiles 50x111" in text
     # whole rows of 501: at least two lines (32 float32) of the copied B per
-    # row of it, not the 16 rows that keep the copy within PACK_BYTES
+    # row of it, not the 16 rows that keep the copy within PACK_BYTES (A at
+    # stride 3 along its rows: at stride 1 or 2 the pair transposes instead)
     sizes = {"a": 3663, "b": 501}
-    st = nest_step(None, [(0, "ab", (1002, 2)), (1, "ba", (3663, 1))], 0, "ab",
+    st = nest_step(None, [(0, "ab", (1503, 3)), (1, "ba", (3663, 1))], 0, "ab",
                    {"a": 501, "b": 1}, sizes, np.dtype("float32"))
     assert (st.tile, st.tile_row) == (32, 501), st
 
