@@ -2554,6 +2554,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 // Taken for n <= NT_PERIOD_N with lcm(n, VL) at most NT_PERIOD_V vectors.
 #define NT_PERIOD_N 64
 #define NT_PERIOD_V 16
+#define NT_SCALE_ROWS 256   // rows_into_one's chunk of rows scaled by several inputs
 #define NT_PERIOD_MIN 8
 static inline int NT(period_vectors)(ep_dim_t n)
 {
@@ -3043,9 +3044,9 @@ NT_FN void NT(rows_into_one_strided)(int held, int nm, int sy, const T *x, ep_in
 // the row, else the row held in registers; 0 when none applies.  seq: long
 // rows up to 8 KB one after another (axpy_seq_body).
 static inline __attribute__((always_inline)) NT_TGT int
-NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
-                  const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
-                  const T *const *f, const ep_inc_t *fs, int seq)
+NT(rows_into_one_1)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                    const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
+                    const T *const *f, const ep_inc_t *fs, int seq)
 {
     if (nm < 1 || nm > 2 || nf > 1 || R < 2)
         return 0;
@@ -3098,6 +3099,50 @@ NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
         return 1;
     }
     return 0;
+}
+
+// rows_into_one of several inputs constant along the row ('ia,ib,ic->abc':
+// B's rows scaled by x_i z_i): their product per row made for a chunk of
+// rows, which the one-scale kernels then take.  Chunks of q or q + 1 rows,
+// the shortest first: whether a kernel takes rows only grows with their
+// number, so if the first chunk is taken all are (and if not, nothing is
+// written).  Its own frame: rows_prod's stays without the chunk's scales.
+__attribute__((noinline)) NT_FN int
+NT(rows_into_one_scales)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                         const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
+                         const T *const *f, const ep_inc_t *fs, int seq)
+{
+    T w[NT_SCALE_ROWS];
+    const T *wp = w;
+    const ep_inc_t one = 1;
+    ep_dim_t nc = (R + NT_SCALE_ROWS - 1) / NT_SCALE_ROWS, q = R / nc, extra = R % nc;
+    ep_dim_t r = 0;
+    for (ep_dim_t c = 0; c < nc; c++) {
+        ep_dim_t m = q + (c >= nc - extra);
+        for (ep_dim_t k = 0; k < m; k++) {
+            T v = f[0][(r + k) * fs[0]];
+            for (int j = 1; j < nf; j++) v *= f[j][(r + k) * fs[j]];
+            w[k] = v;
+        }
+        const T *q2[2] = {p[0] + r * rs[0], p[nm - 1] + r * rs[nm - 1]};
+        if (!NT(rows_into_one_1)(nm, q2, s, n, rs, m, o, first && c == 0, 1, &wp, &one, seq))
+            return 0;
+        r += m;
+    }
+    return 1;
+}
+
+// rows_into_one of any number of inputs constant along the row
+static inline __attribute__((always_inline)) NT_TGT int
+NT(rows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                  const ep_inc_t *rs, ep_dim_t R, T *o, int first, int nf,
+                  const T *const *f, const ep_inc_t *fs, int seq)
+{
+    if (nf <= 1)
+        return NT(rows_into_one_1)(nm, p, s, n, rs, R, o, first, nf, f, fs, seq);
+    if (nm < 1 || nm > 2 || R < 2)
+        return 0;
+    return NT(rows_into_one_scales)(nm, p, s, n, rs, R, o, first, nf, f, fs, seq);
 }
 #endif
 

@@ -2413,3 +2413,45 @@ def test_two_rows_sharing_their_lines_run_row_by_row():
         step = _plan_for("ab,ab->", x, y).steps[0]
         assert bool(step.tile) == (m == 3), (m, step)
         _close(einplan.einsum("ab,ab->", x, y), np.einsum("ab,ab->", x, y), "float32", x.size)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_into_one_scaled_by_several_inputs(isa, dtype, one_thread):
+    """Rows summed into one output row, each scaled by two or three inputs
+    constant along it ('ia,ib,ic->abc'): the scales multiplied per chunk of
+    rows, then the one-scale kernels -- the same bits as the rows scaled by
+    the product made beforehand, for row counts under, at and past a chunk
+    (256) and between chunks, rows held in registers, four at a time, at
+    stride 2, and scales read backwards, strided or constant (the bits are
+    compared where the one-scale kernels take the rows in one chunk: 16 to
+    256 rows of 16 contiguous elements or more)."""
+    rng = np.random.default_rng(53)
+    for R in (2, 15, 17, 256, 257, 300, 513):
+        for n in (5, 16, 40, 300):
+            for sb in (1, 2):
+                Bw = _rand(rng, (R, sb * n), dtype)
+                B = Bw[:, ::sb]
+                x = _rand(rng, (R,), dtype)[::-1]
+                z = _rand(rng, (2 * R,), dtype)[::2]
+                c = np.full(R, _rand(rng, (1,), dtype)[0])
+                for fs in [(x, z), (x, z, c)]:
+                    w = fs[0] * fs[1]
+                    if len(fs) == 3:
+                        w = w * fs[2]
+                    ins = fs[:1] + (B,) + fs[1:]
+                    loops = [(R,) + tuple(estrides(a)[0] for a in fs[:1]) + (estrides(B)[0],)
+                             + tuple(estrides(a)[0] for a in fs[1:]) + (0,),
+                             (n, 0, sb) + (0,) * (len(fs) - 1) + (1,)]
+                    want = (w[:, None] * B).sum(0)
+                    _into_one_row_and_again(dtype, len(ins), loops, ins, want, R, isa)
+                    if R < 16 or R > 256 or n < 16 or sb != 1:
+                        # not every such call takes the one-scale kernels, and
+                        # rows held in registers sum each chunk apart
+                        continue
+                    o = np.empty(n, dtype)
+                    _native.prepare_nest(dtype, len(ins), loops)(ins, o, isa=isa)
+                    o2 = np.empty(n, dtype)
+                    _native.prepare_nest(dtype, 2, [(R, 1, estrides(B)[0], 0),
+                                                    (n, 0, sb, 1)])((w, B), o2, isa=isa)
+                    np.testing.assert_array_equal(o, o2)
