@@ -2555,6 +2555,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 #define NT_PERIOD_N 64
 #define NT_PERIOD_V 16
 #define NT_SCALE_ROWS 256   // rows_into_one's chunk of rows scaled by several inputs
+#define NT_COPY_ROW_BYTES 4096   // rows_prod's copies of rows up to this long are memmoves
 #define NT_PERIOD_MIN 8
 static inline int NT(period_vectors)(ep_dim_t n)
 {
@@ -3483,6 +3484,15 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 {
     const T *q[EP_NEST_MAXIN];
     T sc[2] = {1, 0};
+    if (nm == 1 && nf == 0 && s[0] == 1 && so == 1 && first && sor != 0 &&
+        (size_t)n * (1 + CPX) * sizeof(T) <= NT_COPY_ROW_BYTES) {
+        // rows only moved ('abcd->abc' of a reversed view: rows of 28 f32
+        // 0.7-0.85x numpy through row_prod's set-up per row): a memmove each
+        for (ep_dim_t r = 0; r < R; r++)
+            memmove(o + (1 + CPX) * r * sor, p[0] + (1 + CPX) * r * rs[0],
+                    (size_t)n * (1 + CPX) * sizeof(T));
+        return;
+    }
 #if !CPX
     if (sor == 0 && so == 1 &&
         NT(rows_into_one)(nm, p, s, n, rs, R, o, first, nf, f, fs, seq))

@@ -2455,3 +2455,26 @@ def test_rows_into_one_scaled_by_several_inputs(isa, dtype, one_thread):
                     _native.prepare_nest(dtype, 2, [(R, 1, estrides(B)[0], 0),
                                                     (n, 0, sb, 1)])((w, B), o2, isa=isa)
                     np.testing.assert_array_equal(o, o2)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_only_moved_are_copied_exactly(isa, dtype, one_thread):
+    """Rows of one input, nothing summed or scaled, into output rows (an
+    einsum that only moves elements, 'abcd->abc' of a reversed view): each
+    row copied as it is, the rows read backwards or apart, rows up to and
+    past the copy's 4096 bytes, and again with the rows added to (an outer
+    summed loop of 2: the copy writes, the second visit adds)."""
+    rng = np.random.default_rng(59)
+    size = np.dtype(dtype).itemsize
+    for n in (1, 7, 28, 4096 // size, 4096 // size + 1):
+        for R in (1, 3, 40):
+            X = _rand(rng, (R, n + 3), dtype)
+            for A in (X[::-1, :n], X[:, 2:n + 2]):
+                o = np.full((R, n), np.nan, dtype)
+                _native.prepare_nest(dtype, 1, [(R, estrides(A)[0], n), (n, 1, 1)])((A,), o,
+                                                                                   isa=isa)
+                np.testing.assert_array_equal(o, A)
+                _native.prepare_nest(dtype, 1, [(2, 0, 0), (R, estrides(A)[0], n),
+                                                (n, 1, 1)])((A,), o, isa=isa)
+                np.testing.assert_array_equal(o, A + A)
