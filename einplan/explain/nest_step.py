@@ -106,16 +106,16 @@ _STREAM_ROWS = {"sums": "rows summed", "long sums": "long rows summed",
 
 def _stream_text(step) -> str:
     """The order the row kernel reads rows streamed from memory in (an
-    operand past half of L3)."""
+    operands past half of L3)."""
     streams = None if step.native is None else step.native.streams()
     if streams is None:
         return ""
     if streams == "complex":
-        return (", rows streamed from memory (an operand past half of L3) read one after"
+        return (", rows streamed from memory (the operands past half of L3) read one after"
                 " another (complex rows past four lines: four at a time are four streams)")
     order, one, four = _native.stream_order(streams)
     return _measured_choice(
-        f"rows streamed from memory (an operand past half of L3; {_STREAM_ROWS[streams]})"
+        f"rows streamed from memory (the operands past half of L3; {_STREAM_ROWS[streams]})"
         " read", order,
         {"one": "one after another", "four": "four at a time"},
         (("one after another", one), ("four at a time", four)))
