@@ -2008,6 +2008,25 @@ def test_a_loop_at_unit_stride_for_a_far_strided_operand_goes_around_the_row():
     _close(einplan.einsum("abc,abc->", a, b), np.einsum("abc,abc->", a, b), "float64", a.size)
 
 
+def test_a_loop_walking_an_output_past_l2_stays_outside_the_row():
+    """The loop at a far-strided operand's unit stride stays where the
+    stride order puts it when it walks an output past L2: around the row,
+    every pass of the loops outside would re-read the output's lines from
+    further out ('abc,bca->ab' (10140,49,6) f32, the output 2 MB, a line
+    per element along a: 12 ms with a around the row under b, 5.0 with a
+    outermost; numpy 5.2).  An output in L2 keeps the tiles."""
+    l2 = _native.kernel_config()["caches"]["l2"]
+    rng = np.random.default_rng(71)
+    for a_ext, tiled in ((2 * l2 // (4 * 49), False), (l2 // (2 * 4 * 49), True)):
+        x = rng.standard_normal((a_ext, 49, 6)).astype(np.float32)
+        y = rng.standard_normal((49, 6, a_ext)).astype(np.float32)
+        (st,) = einplan.explain("abc,bca->ab", x, y).to_dict()["steps"]
+        order = [lp["labels"] for lp in st["nest"]["loops"]]
+        assert (order == ["b", "a", "c"]) == tiled, (a_ext, st["nest"])
+        _close(einplan.einsum("abc,bca->ab", x, y), np.einsum("abc,bca->ab", x, y),
+               "float32", 6)
+
+
 def test_a_far_strided_operand_in_l1_keeps_its_loop_outside():
     """An operand the row strides far that fits in half of L1 is re-read
     from there: the loop at its unit stride does not go around the row
