@@ -1974,11 +1974,11 @@ NT(tpair_ys)(const int xs, const int ys, const T *x, ep_inc_t xr, const T *y, ep
 }
 
 // A tile of two inputs that disagree on the unit stride ('ab,ab->' of a
-// Fortran and a C array; 'ab,ba->ab'): x[r*xr + i] unit along the row, y[r*ys
-// + i*yi] at stride ys (1 or 2) across the rows, read in place in VL x VL
-// blocks transposed in registers -- no copy of y, and each operand's lines
-// read as they lie.  x is at stride xs (1 or 2) along the row: a [::2]
-// slice's even lanes come from two loads, as y's do.  The output o[r*orr + i*oi], oi 1 or 0: elementwise
+// Fortran and a C array; 'ab,ba->ab'): x[r*xr + i*xs] at stride xs (1 or 2)
+// along the row, y[r*ys + i*yi] at stride ys (1 or 2) across the rows, read
+// in place in VL x VL blocks transposed in registers -- no copy of y, and
+// each operand's lines read as they lie (at stride 2, a vector is the even
+// lanes of two loads).  The output o[r*orr + i*oi], oi 1 or 0: elementwise
 // (orr 0: every row into one), or summed along the row (orr 0: into one
 // element).  first: the output is written, not added to.
 NT_FN void NT(tpair)(const T *x, ep_inc_t xs, ep_inc_t xr, const T *y, ep_inc_t ys,

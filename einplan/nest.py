@@ -615,8 +615,9 @@ def order_loops(table, itemsize, complex_=False):
     # runs 2x faster with d around it, in tiles.
     # Not when that loop walks an output past L2: every pass of the loops
     # now outside it re-reads the output's lines from further out
-    # ('abc,bca->ab' (10140,49,6) f32, a output row of 49 a step: a around
-    # the row in 10140 x 6 tiles under b, 12 ms; a outermost, 5.0; numpy 5.2).
+    # ('abc,bca->ab' (10140,49,6) f32, the output 49 elements a step along
+    # a: a around the row in 10140 x 6 tiles under b, 12 ms; a outermost,
+    # 5.0; numpy 5.2).
     far = [j for j, s in enumerate(table[row][1][:-1]) if abs(s) > 2 and held[j] > l1_bytes() // 2]
     around = [c for c in labels if any(abs(table[c][1][j]) == 1 for j in far)
               and not (table[c][1][-1] != 0 and held[-1] > l2_bytes())]

@@ -105,7 +105,7 @@ _STREAM_ROWS = {"sums": "rows summed", "long sums": "long rows summed",
 
 
 def _stream_text(step) -> str:
-    """The order the row kernel reads rows streamed from memory in (an
+    """The order the row kernel reads rows streamed from memory in (the
     operands past half of L3)."""
     streams = None if step.native is None else step.native.streams()
     if streams is None:
