@@ -998,8 +998,9 @@ static NT_TGT void NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, 
 #undef NT_FUSED_Y
 
 #if !CPX
-// ld_s's vector for S = 1 or 2 ending on the row's last element (at
-// element i + VL - 1): at stride 2 the second load starts one element back
+// ld_s's vector for S = 1 or 2 that reads nothing past its last element (i
+// + VL - 1), so it may end on the row's last one: at stride 2 the second
+// load starts one element back
 static inline __attribute__((always_inline)) NT_TGT NT(vec)
 NT(ld_s_end)(const T *x, int S, ep_dim_t i)
 {
@@ -1767,15 +1768,6 @@ NT(blend)(NT(ivec) keep, NT(vec) nw, NT(vec) old)
     return (NT(vec))(((NT(ivec))nw & keep) | ((NT(ivec))old & ~keep));
 }
 
-// x's elements [i, i + VL) of a row at stride xs (1 or 2) along it; the
-// row's last vector (i + VL == n) ends on its last element
-static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(tpair_x)(const int xs, const T *x, ep_dim_t i, ep_dim_t n)
-{
-    if (xs == 1) return NT_LD(x + i);
-    return i + VL < n ? NT(ld_s)(x, 2, i) : NT(ld_s_end)(x, 2, i);
-}
-
 // Columns [i, i + VL) of VL rows of x (at stride xs along the row, rows xr
 // apart) times the same of y (unit across the rows: element (r, i) at y[r +
 // i*yi]): VL columns of y loaded as vectors down the rows and transposed in
@@ -1783,9 +1775,9 @@ NT(tpair_x)(const int xs, const T *x, ep_dim_t i, ep_dim_t n)
 // keep were done by the block before: they leave the output as it is.  wr:
 // the output is written, not added to.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(tpair_block)(const int mode, const T *x, const int xs, ep_inc_t xr, ep_dim_t n, const T *y,
-                const int ys, int ysafe, ep_inc_t yi, ep_dim_t i, const int masked,
-                NT(ivec) keep, int k0, T *o, ep_inc_t orr, int wr, NT(vec) *acc)
+NT(tpair_block)(const int mode, const T *x, const int xs, ep_inc_t xr, const T *y, const int ys,
+                int ysafe, ep_inc_t yi, ep_dim_t i, const int masked, NT(ivec) keep, int k0,
+                T *o, ep_inc_t orr, int wr, NT(vec) *acc)
 {
     NT(vec) v[VL];
     const T *yc = y + i * yi;
@@ -1809,7 +1801,7 @@ NT(tpair_block)(const int mode, const T *x, const int xs, ep_inc_t xr, ep_dim_t 
     NT(transpose_vl)(v);
 #pragma GCC unroll 16
     for (int k = 0; k < VL; k++) {
-        v[k] *= NT(tpair_x)(xs, x + k * xr, i, n);
+        v[k] *= NT(ld_s_end)(x + k * xr, xs, i);
         if (masked) v[k] = NT(kept)(v[k], keep);
     }
     if (mode == NT_TP_ELEM) {
@@ -1867,14 +1859,14 @@ NT(tpair_few)(const int mode, const T *x, const int xs, ep_inc_t xr, const T *y,
         if (mode == NT_TP_ELEM) {
             for (ep_dim_t k = 0; k < R; k++) {
                 T *q = o + k * orr + i;
-                NT(vec) p = v[k] * NT(tpair_x)(xs, x + k * xr, i, n);
+                NT(vec) p = v[k] * NT(ld_s_end)(x + k * xr, xs, i);
                 NT_ST(q, first ? p : NT_LD(q) + p);
             }
         } else if (mode == NT_TP_ROWS) {
-            for (ep_dim_t k = 0; k < R; k++) acc[k] += v[k] * NT(tpair_x)(xs, x + k * xr, i, n);
+            for (ep_dim_t k = 0; k < R; k++) acc[k] += v[k] * NT(ld_s_end)(x + k * xr, xs, i);
         } else {
-            NT(vec) s = v[0] * NT(tpair_x)(xs, x, i, n);
-            for (ep_dim_t k = 1; k < R; k++) s += v[k] * NT(tpair_x)(xs, x + k * xr, i, n);
+            NT(vec) s = v[0] * NT(ld_s_end)(x, xs, i);
+            for (ep_dim_t k = 1; k < R; k++) s += v[k] * NT(ld_s_end)(x + k * xr, xs, i);
             if (mode == NT_TP_COLS) NT_ST(o + i, first ? s : NT_LD(o + i) + s);
             else acc[0] += s;
         }
@@ -1939,11 +1931,10 @@ NT(tpair_mode)(const int mode, const T *x, const int xs, ep_inc_t xr, const T *y
         for (int k = 0; k < VL; k++) acc[k] = (NT(vec)){0};
         int ysafe = ys == 1 || r + VL < R;
         for (ep_dim_t i = 0; i < nv; i += VL)
-            NT(tpair_block)(mode, xb, xs, xr, n, yb, ys, ysafe, yi, i, 0, keep, k0, ob, orr, wr,
-                            acc);
+            NT(tpair_block)(mode, xb, xs, xr, yb, ys, ysafe, yi, i, 0, keep, k0, ob, orr, wr, acc);
         if (nv < n)
-            NT(tpair_block)(mode, xb, xs, xr, n, yb, ys, ysafe, yi, n - VL, 1, keep, k0, ob, orr,
-                            wr, acc);
+            NT(tpair_block)(mode, xb, xs, xr, yb, ys, ysafe, yi, n - VL, 1, keep, k0, ob, orr, wr,
+                            acc);
         if (mode == NT_TP_ROWS) {
             NT(vec) s = NT(hsums_vec)(acc);
             for (int k = k0; k < VL; k++) {
