@@ -28,9 +28,9 @@ cdef extern from "ep_nest.h" nogil:
     int ep_nest_threads(const ep_nest_desc_t *d)
     int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
     int ep_nest_streams(const ep_nest_desc_t *d, int isa)
-    int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
+    int ep_nest_stream_loads(const ep_nest_desc_t *d, int isa)
     int ep_stream_report(int kind, double *gbs_one, double *gbs_four)
-    int ep_load_report(double *gbs_whole, double *gbs_halves)
+    int ep_load_report(int kind, double *gbs_whole, double *gbs_halves)
 
 # A nest of fewer element visits runs holding the GIL: releasing and taking it
 # back costs about what such a call computes.
@@ -189,10 +189,11 @@ cdef class NestCall:
         complex dot rows always read one after another, None not."""
         return _STREAM_KINDS[ep_nest_streams(&self.d, -1)]
 
-    def streams_products(self):
-        """Whether it is one contiguous row of products past L2 whose loads
-        (whole vectors or halves) load_width() reports."""
-        return bool(ep_nest_streams_products(&self.d, -1))
+    def stream_loads(self):
+        """Whether it is one contiguous row past L2 whose loads (whole
+        vectors or halves) are measured: 'products', 'sums' (the kinds
+        load_width reports), None not."""
+        return _LOAD_KINDS[ep_nest_stream_loads(&self.d, -1)]
 
 
 _STREAM_STATES = {0: "four", 1: "one", 2: "measuring"}
@@ -214,15 +215,17 @@ def stream_order(kind):
 
 
 _LOAD_STATES = {0: "whole", 1: "halves"}
+_LOAD_KINDS = (None, "products", "sums")
 
 
-def load_width():
-    """(way, GB/s whole, GB/s in halves) of the contiguous rows of products
-    that stream past L2 on 64-byte vectors: 'whole' or 'halves' (each vector
-    loaded as two 32-byte halves) once measured (or fixed by
-    EINPLAN_STREAM_LOADS), 'measuring' before; the rates measured so far."""
+def load_width(kind="products"):
+    """(way, GB/s whole, GB/s in halves) of the contiguous rows of ``kind``
+    ('products' or 'sums') that stream past L2 on 64-byte vectors: 'whole'
+    or 'halves' (each vector loaded as two 32-byte halves) once measured (or
+    fixed by EINPLAN_STREAM_LOADS), 'measuring' before; the rates measured
+    so far."""
     cdef double whole = 0, halves = 0
-    cdef int st = ep_load_report(&whole, &halves)
+    cdef int st = ep_load_report(_LOAD_KINDS.index(kind), &whole, &halves)
     return _LOAD_STATES.get(st, "measuring"), whole, halves
 
 

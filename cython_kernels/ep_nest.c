@@ -210,46 +210,59 @@ int ep_stream_report(int kind, double *gbs_one, double *gbs_four)
 
 // ------------------------------------------------------------ load width
 // A contiguous row of products (one or two inputs into a unit-stride
-// output) past L2 streams from L3 or memory.  A core whose 64-byte loads
-// are two 32-byte loads inside (AMD Zen 4) streams such rows 10-15% faster
-// loading each vector as two halves ('a,a->a' 3.3M float32: 0.92 ms, 1.03
-// whole); one that loads 64 bytes at once gains nothing by it.  So, as for
-// the stream order, calls take the two ways in turn, timed, until each has
-// moved four times L3's size, and the faster stays: both compute the same
-// products.  EINPLAN_STREAM_LOADS=whole or halves fixes it.
-static ep_measured_t ep_load_way = EP_MEASURED_INIT;   // way 0 whole, 1 halves
+// output) past L2 streams from L3 or memory, one summed past L3 from memory.
+// A core whose 64-byte loads are two 32-byte loads inside (AMD Zen 4)
+// streams such rows 10-15% faster loading each vector as two halves
+// ('a,a->a' 3.3M float32: 0.92 ms, 1.03 whole; 'a->' 7.6M float64 25-33
+// GB/s, 22-27 whole); one that loads 64 bytes at once gains nothing by it.
+// So, as for the stream order, calls take the two ways in turn, timed,
+// until each has moved four times L3's size, and the faster stays: both
+// compute the same products and sums.  Products and sums are measured
+// apart (calls of the two kinds alternating would give each kind one way).
+// EINPLAN_STREAM_LOADS=whole or halves fixes both.
+static ep_measured_t ep_load_way[2] = {EP_MEASURED_INIT, EP_MEASURED_INIT};  // 0 whole, 1 halves
 static int ep_load_env_read;
 
-int ep_load_width(void)
+static ep_measured_t *ep_load_of(int kind)
+{
+    return &ep_load_way[kind == EP_LOADS_SUMS];
+}
+
+int ep_load_width(int kind)
 {
     if (!__atomic_load_n(&ep_load_env_read, __ATOMIC_ACQUIRE)) {
         const char *e = getenv("EINPLAN_STREAM_LOADS");
         int fixed = e && !strcmp(e, "whole") ? 0 : e && !strcmp(e, "halves") ? 1 : -1;
-        int expect = -1;
-        if (fixed >= 0)
-            __atomic_compare_exchange_n(&ep_load_way.pick, &expect, fixed, 0,
+        for (int k = 0; fixed >= 0 && k < 2; k++) {
+            int expect = -1;
+            __atomic_compare_exchange_n(&ep_load_way[k].pick, &expect, fixed, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        }
         __atomic_store_n(&ep_load_env_read, 1, __ATOMIC_RELEASE);
     }
-    return ep_measured_pick(&ep_load_way);
+    return ep_measured_pick(ep_load_of(kind));
 }
 
-int ep_load_report(double *gbs_whole, double *gbs_halves)
+int ep_load_report(int kind, double *gbs_whole, double *gbs_halves)
 {
-    int st = ep_load_width();
-    *gbs_whole = (double)ep_load_way.work[0] / ((double)ep_load_way.ns[0] + 1e-9);
-    *gbs_halves = (double)ep_load_way.work[1] / ((double)ep_load_way.ns[1] + 1e-9);
+    int st = ep_load_width(kind);
+    const ep_measured_t *m = ep_load_of(kind);
+    *gbs_whole = (double)m->work[0] / ((double)m->ns[0] + 1e-9);
+    *gbs_halves = (double)m->work[1] / ((double)m->ns[1] + 1e-9);
     return st;
 }
 
 // Whether d is one contiguous row of products that streams past L2 (each
-// thread's part of it) in kernels that load it whole or in halves (above).
-int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
+// thread's part of it) or of sums that streams from memory (past L3), in
+// kernels that load it whole or in halves (above): EP_LOADS_PRODUCTS,
+// EP_LOADS_SUMS, or 0.
+int ep_nest_stream_loads(const ep_nest_desc_t *d, int isa)
 {
-    if (d->ndim != 1 || d->dtype > EP_NEST_F64 || d->tile > 0 || d->short_loop ||
-        d->stride[d->nin][0] != 1)
+    if (d->ndim != 1 || d->dtype > EP_NEST_F64 || d->tile > 0 || d->short_loop)
         return 0;
-    if (!ep_rows_for(ep_nest_row_isa(d, isa), d->dtype)->stream_prod) return 0;
+    ep_inc_t so = d->stride[d->nin][0];
+    const ep_rows_t *rows = ep_rows_for(ep_nest_row_isa(d, isa), d->dtype);
+    if (so == 1 ? !rows->stream_prod : so != 0 || !rows->stream_sum) return 0;
     int nm = 0;
     for (int j = 0; j < d->nin; j++) {
         if (d->stride[j][0] == 0) continue;
@@ -259,8 +272,16 @@ int ep_nest_streams_products(const ep_nest_desc_t *d, int isa)
     ep_dim_t l1 = 0, l2 = 0, l3 = 0;
     ep_cache_sizes(&l1, &l2, &l3);
     ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8;
+    if (nm < 1 || nm > 2)
+        return 0;
+    if (so == 0)
+        // sums from memory: from L3 halves ran 5-15% slower ('a->' of 30 MB
+        // on Zen 4: 0.85-0.98 ms whole, 0.91-1.11 in halves; of 120 MB 5.5-5.9
+        // whole, 4.7-4.9 in halves)
+        return (double)d->extent[0] * es * nm > (double)(l3 > 0 ? l3 : 32 << 20)
+                   ? EP_LOADS_SUMS : 0;
     double part = (double)d->extent[0] / ep_nest_threads(d);
-    return nm >= 1 && nm <= 2 && part * es * (nm + 1) > (double)(l2 > 0 ? l2 : 1 << 20);
+    return part * es * (nm + 1) > (double)(l2 > 0 ? l2 : 1 << 20) ? EP_LOADS_PRODUCTS : 0;
 }
 
 // Whether d's rows stream (see above): real rows of one or two inputs
@@ -356,8 +377,8 @@ typedef struct {
     int cx;                          // innermost loops (W, K, V); cx: its input x (the
                                      // one constant along W)
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
-    int stream_loads;                // one row of products past L2: loads measured
-                                     // whole or in halves (ep_nest_streams_products)
+    int stream_loads;                // one row of products or sums past L2, loaded the
+                                     // measured way (EP_LOADS_*, 0 none)
     int tp, tpy;                     // in tiles: the two inputs cross in their unit strides
                                      // and run NT(tpair), input mv[tpy] read across its rows
     void *sbuf;                      // the small-edge kernel's or the tiles' copies of
@@ -416,18 +437,22 @@ static void ep_ctile(const ep_nest_ctx_t *c, char *const *ptr, int first, ep_dim
                    d->stride[2][w], d->stride[2][v], first, c->sbuf);
 }
 
-static void ep_stream_prod(const ep_nest_ctx_t *c, const void *const *p, ep_dim_t n, char *o,
-                           const double *sc, int first)
+// A contiguous row past L2 (ep_nest_stream_loads): its products into o, or
+// (o NULL) its sum into res, loaded the measured way.
+static void ep_stream_row(const ep_nest_ctx_t *c, const void *const *p, ep_dim_t n, char *o,
+                          const double *sc, int first, void *res)
 {
-    int way = ep_load_width(), timed = 0;
-    if (way < 0) way = ep_measured_turn_timed(&ep_load_way, &timed);
+    ep_measured_t *m = ep_load_of(c->stream_loads);
+    int way = ep_load_width(c->stream_loads), timed = 0;
+    if (way < 0) way = ep_measured_turn_timed(m, &timed);
     int64_t t0 = timed ? ep_clock_ns() : 0;
-    c->rows->stream_prod(c->nm, p, n, o, sc, first, way);
+    if (o) c->rows->stream_prod(c->nm, p, n, o, sc, first, way);
+    else c->rows->stream_sum(c->nm, p, n, res, way);
     if (timed) {
         ep_dim_t l1 = 0, l2 = 0, l3 = 0;
         ep_cache_sizes(&l1, &l2, &l3);
         int64_t enough = 4 * (int64_t)(l3 > 0 ? l3 : 32 << 20);
-        ep_measured_sample(&ep_load_way, way, (int64_t)n * c->es * (c->nm + 1),
+        ep_measured_sample(m, way, (int64_t)n * c->es * (c->nm + (o != NULL)),
                            ep_clock_ns() - t0, enough, 1.0);
     }
 }
@@ -457,6 +482,7 @@ static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_di
             int single = dt == EP_NEST_F32 || dt == EP_NEST_C64;
             void *res = single ? (void *)f : (void *)buf;
             if (c->d->conj) c->rows->dotc(p, c->ms, n, res);
+            else if (c->stream_loads) ep_stream_row(c, p, n, NULL, NULL, 0, res);
             else c->rows->sum(c->nm, p, c->ms, n, res);
             if (single) { r.re = f[0]; r.im = f[1]; }
             else { r.re = buf[0]; r.im = buf[1]; }
@@ -467,7 +493,7 @@ static void ep_row(const ep_nest_ctx_t *c, char *const *ptr, ep_dim_t off, ep_di
         double sc[2];
         ep_put(dt, sc, scale);
         if (c->stream_loads)
-            ep_stream_prod(c, p, n, o + off * c->es, sc, first);
+            ep_stream_row(c, p, n, o + off * c->es, sc, first, NULL);
         else
             c->rows->prod(c->nm, p, c->ms, n, o + off * c->so * c->es, c->so, sc, first);
     }
@@ -685,7 +711,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->nin = d->nin;
     c->es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
     c->rows = ep_rows_for(ep_nest_row_isa(d, isa), d->dtype);
-    c->stream_loads = ep_nest_streams_products(d, isa);
+    c->stream_loads = ep_nest_stream_loads(d, isa);
     c->inner = d->ndim - 1;
     c->bl = -1;
     for (int j = 0; j < d->nin; j++) {

@@ -87,14 +87,15 @@ enum { EP_STREAMS_NONE = 0, EP_STREAMS_SUMS = 1, EP_STREAMS_LONG_SUMS = 2, EP_ST
        EP_STREAMS_COMPLEX = 7 };
 #define EP_STREAM_KINDS 6                       // the measured kinds, 1 .. 6
 #define EP_LONG_ROW 256                         // bytes of the shortest long row
-int ep_nest_streams_products(const ep_nest_desc_t *d, int isa);  // loads measured (ep_load_width)
+enum { EP_LOADS_PRODUCTS = 1, EP_LOADS_SUMS = 2 };
+int ep_nest_stream_loads(const ep_nest_desc_t *d, int isa);  // EP_LOADS_*, 0: ep_load_width
 int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's rows' kind, EP_STREAMS_*
 int ep_stream_order(int kind);                  // EP_STREAM_*
 int ep_stream_next(int kind);                   // the order a measured call takes
 void ep_stream_sample(int kind, int seq, int64_t bytes, int64_t ns);
 // the state, and each order's bytes per ns so far
 int ep_stream_report(int kind, double *gbs_one, double *gbs_four);
-int ep_load_width(void);                        // 0 whole, 1 halves, -1 measuring
-int ep_load_report(double *gbs_whole, double *gbs_halves);
+int ep_load_width(int kind);                    // 0 whole, 1 halves, -1 measuring
+int ep_load_report(int kind, double *gbs_whole, double *gbs_halves);
 
 #endif

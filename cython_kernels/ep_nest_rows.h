@@ -32,6 +32,8 @@ typedef void (*ep_tpair_fn)(const void *x, ep_inc_t xs, ep_inc_t xr, const void 
                             ep_inc_t oi, int first);
 typedef void (*ep_stream_prod_fn)(int nm, const void *const *p, ep_dim_t n, void *o,
                                   const void *c, int first, int halves);
+typedef void (*ep_stream_sum_fn)(int nm, const void *const *p, ep_dim_t n, void *res,
+                                 int halves);
 typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
                                        ep_dim_t n);
 typedef void (*ep_pack_fn)(const void *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n,
@@ -50,16 +52,19 @@ typedef struct {
     ep_tpair_fn tpair;       // real only: a tile of two inputs crossed in their unit strides
     ep_stream_prod_fn stream_prod;  // real, 64-byte vectors only: a contiguous row's
                                     // products, loads whole or in halves (NULL elsewhere)
+    ep_stream_sum_fn stream_sum;    // the same for a contiguous row's sum
 } ep_rows_t;
 
-#define EP_ROWS(p, dotc, ct, ctb, tp, sp) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
+#define EP_ROWS(p, dotc, ct, ctb, tp, sp, ss) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
                      (ep_rows_sum_fn)p##rows_sum, (ep_rows_prod_fn)p##rows_prod, \
                      (ep_short_rows_fn)p##short_rows, (ep_short_buffer_fn)p##short_buffer, \
                      (ep_pack_fn)p##pack, (ep_row_dotc_fn)dotc, (ep_ctile_fn)ct, \
-                     (ep_ctile_buffer_fn)ctb, (ep_tpair_fn)tp, (ep_stream_prod_fn)sp }
-#define EP_RROWS(p) EP_ROWS(p, NULL, p##ctile, p##ctile_buffer, p##tpair, NULL)
-#define EP_RROWS_HALVES(p) EP_ROWS(p, NULL, p##ctile, p##ctile_buffer, p##tpair, p##stream_prod)
-#define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer, NULL, NULL)
+                     (ep_ctile_buffer_fn)ctb, (ep_tpair_fn)tp, (ep_stream_prod_fn)sp, \
+                     (ep_stream_sum_fn)ss }
+#define EP_RROWS(p) EP_ROWS(p, NULL, p##ctile, p##ctile_buffer, p##tpair, NULL, NULL)
+#define EP_RROWS_HALVES(p) EP_ROWS(p, NULL, p##ctile, p##ctile_buffer, p##tpair, \
+                                   p##stream_prod, p##stream_sum)
+#define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer, NULL, NULL, NULL)
 
 // [dtype]: float32, float64, complex64, complex128 (ep_nest.h's EP_NEST_*)
 extern const ep_rows_t ep_nest_rows_generic[4];

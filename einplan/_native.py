@@ -235,10 +235,11 @@ def stream_order(kind):
     return _require().stream_order(kind)
 
 
-def load_width():
+def load_width(kind="products"):
     """(way, GB/s whole, GB/s in halves) of the nest's contiguous rows of
-    products past L2 on 64-byte vectors (ep_nest.c measures it on those calls)."""
-    return _require().load_width()
+    ``kind`` ('products' or 'sums') past L2 on 64-byte vectors (ep_nest.c
+    measures each kind on its calls)."""
+    return _require().load_width(kind)
 
 
 def isa():

@@ -122,13 +122,15 @@ def _stream_text(step) -> str:
 
 
 def _load_text(step) -> str:
-    """How a contiguous row of products past L2 loads its 64-byte vectors:
-    whole or as two 32-byte halves."""
-    if step.native is None or not step.native.streams_products():
+    """How a contiguous row of products past L2, or of sums past L3, loads
+    its 64-byte vectors: whole or as two 32-byte halves."""
+    kind = None if step.native is None else step.native.stream_loads()
+    if kind is None:
         return ""
-    way, whole, halves = _native.load_width()
+    way, whole, halves = _native.load_width(kind)
     return _measured_choice(
-        "a row of products past L2: its vectors loaded", way,
+        {"products": "a row of products past L2",
+         "sums": "a row of sums past L3"}[kind] + ": its vectors loaded", way,
         {"whole": "whole", "halves": "as two 32-byte halves"},
         (("whole", whole), ("in halves", halves)))
 
