@@ -866,13 +866,15 @@ def test_tile_copy_compacts_rows_at_stride_two(isa, dtype, one_thread):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_tile_copy_of_a_few_rows_end_to_end(isa, dtype, one_thread):
-    """A tile's copy of an input whose four tile rows are end to end along
+    """A tile's copy of an input whose 2-7 tile rows are end to end along
     the row's axis ('ab,ba->a' with B (n, 4) contiguous, the
-    'ia,ib,ic->abc' pattern): de-interleaved by vector shuffles, the
-    columns past whole vectors one by one; 3 and 5 rows, and rows apart
-    (B[:, :4] of a wider array), by the element copy."""
+    'ia,ib,ic->abc' pattern; 'ab,b->a' on an F-order (3, n) complex64 A,
+    copied as float64): de-interleaved by vector shuffles (four rows) or
+    by two-source permutes (the others, 64-byte vectors), the columns past
+    whole vectors one by one; rows apart (B[:, :m] of a wider array) by
+    the element copy."""
     rng = np.random.default_rng(23)
-    for m in (2, 3, 4, 5):
+    for m in (2, 3, 4, 5, 6, 7):
         for n in (5, 16, 37, 300):
             for wide in (m, m + 3):
                 A = _rand(rng, (m, n), dtype)
