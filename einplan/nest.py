@@ -804,8 +804,14 @@ def _tile_edge(loops, itemsize, transposed=False):
         # blocks of a vector of rows stream x's rows and y's lines in turn,
         # y's lines (TPAIR_ROW of them) staying in L2 for the next block
         return (outer.extent, min(row.extent, TPAIR_ROW))
-    if packed(outer, row):
-        return _packed_tile(outer.extent, row.extent, itemsize)
+    pk = packed(outer, row)
+    if pk:
+        # the inputs read in place one stream each across the tiles (the
+        # same row for every row of the tile: a GEMV's vector), the output
+        # summed along the row
+        shared = row.strides[-1] == 0 and all(
+            outer.strides[j] == 0 for j in range(len(row.strides) - 1) if j not in pk)
+        return _packed_tile(outer.extent, row.extent, itemsize, shared)
     so, si = outer.strides[-1], row.strides[-1]
     if not (abs(so) == 1 and abs(si) * itemsize >= LINE):
         return 0
@@ -820,7 +826,7 @@ def _pow2_floor(x):
     return 1 << (max(int(x), 1).bit_length() - 1)
 
 
-def _packed_tile(e_outer, e_row, itemsize):
+def _packed_tile(e_outer, e_row, itemsize, shared=False):
     """(rows, row length) of a tile whose copy of an input takes about
     PACK_BYTES: whole rows when PACK_ROWS of them fit (the output and the
     inputs read in place then stream through the tile in memory order:
@@ -840,7 +846,17 @@ def _packed_tile(e_outer, e_row, itemsize):
         return (min(e_outer, rows), e_row)
     if e_outer * PACK_RUN <= 4 * elems:
         # rows of at least PACK_RUN: each operand read in place is a few
-        # streams of whole pages, the copy up to a few PACK_BYTES (in L2)
+        # streams of whole pages, the copy up to a few PACK_BYTES (in L2).
+        # Few rows past L2 whose other inputs are one row every row shares
+        # (``shared``: one stream each, not restarted per tile) take a
+        # quarter of L1: the copy is written, then read back beside them
+        # and the source streaming past ('ab,b->a' (3, 2259369) F c64, Zen
+        # 4's 32 KB L1: in 3 x 1024 tiles 6.6-7.0 ms, 3 x 512 5.0, 3 x 256
+        # 3.7, numpy 3.5; 'ab,ba->a' (4, 519580)[:, ::2] x (519580, 8)[:,
+        # ::2] f32, x's four rows read in place: 4 x 2048 2.6, 4 x 512 3.0)
+        if (shared and e_outer * PACK_RUN * itemsize <= l1_bytes() // 4
+                and e_outer * e_row * itemsize > l2_bytes()):
+            elems = min(elems, l1_bytes() // 4 // itemsize)
         return (e_outer, min(e_row, max(PACK_RUN, _pow2_floor(elems // e_outer))))
     edge = _pow2_floor(math.sqrt(elems))
     return (edge, edge)
