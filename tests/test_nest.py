@@ -1006,6 +1006,29 @@ def test_tile_shapes_take_the_short_side_whole():
     assert (st.tile, st.tile_row) == (32, 501), st
 
 
+def test_tiles_of_few_rows_against_a_shared_vector_copy_a_quarter_of_l1():
+    """A GEMV's copied tiles of few rows past L2 ('ab,b->a' with A (3, n)
+    F-order complex64, copied to de-interleave it) copy a quarter of L1,
+    the rows of at least PACK_RUN: the copy is read back from L1 beside the
+    vector and the source streaming past (3 x 1024 tiles ran 1.9x slower).
+    In L2, or with an input read in place that is a row of its own per tile
+    row ('ab,ba->a'), the copy keeps its PACK_BYTES."""
+    from einplan.nest import nest_step, PACK_BYTES, PACK_RUN, l1_bytes, l2_bytes
+    c64 = np.dtype("complex64")
+    for n in (l2_bytes() // 24 + 999, 4 * l2_bytes() // 24, 2000):
+        st = nest_step(None, [(0, "ab", (1, 3)), (1, "b", (1,))], 0, "a", {"a": 1},
+                       {"a": 3, "b": n}, c64)
+        assert st.tile == 3, st
+        big = 3 * n * 8 > l2_bytes()
+        want = max(PACK_RUN, 1 << ((min(PACK_BYTES, l1_bytes() // 4) // 8 // 3).bit_length() - 1))
+        assert (st.tile_row == want) if big else (st.tile_row * 3 * 8 > l1_bytes() // 4), st
+    # 'ab,ba->a' (4, n)[:, ::2] x (n, 8)[:, ::2] f32: x's rows read in place
+    n = 4 * l2_bytes() // 16
+    st = nest_step(None, [(0, "ab", (4 * n, 2)), (1, "ba", (8, 2))], 0, "a", {"a": 1},
+                   {"a": 4, "b": n}, np.dtype("float32"))
+    assert st.tile == 4 and st.tile_row * 4 * 4 > l1_bytes() // 4, st
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_with_scales(isa, dtype, one_thread):
