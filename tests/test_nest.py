@@ -1072,15 +1072,16 @@ def test_rows_with_scales(isa, dtype, one_thread):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_short_elementwise_rows(isa, dtype, one_thread):
-    """Elementwise rows of 1..17 elements, one call per group of rows (up to
-    16 run the plain loop per row): 'i,ij->ij' (a scale per row), 'ij,ij->ij'
-    with contiguous, strided and reversed inputs (rows of a vector or more
-    with contiguous inputs in whole vectors), a summed loop around them, and
-    'ij,ij->j' (every row added into one output row, the first visit
-    writing)."""
+    """Elementwise rows of 1..17 elements and longer ones up to past four
+    vectors, one call per group of rows (up to 16 run the plain loop per
+    row): 'i,ij->ij' (a scale per row), 'ij,ij->ij' with contiguous,
+    strided and reversed inputs (rows of one to four vectors with inputs at
+    strides 1 and 2 in whole vectors, the last one overlapping), a summed
+    loop around them, and 'ij,ij->j' (every row added into one output row,
+    the first visit writing)."""
     rng = np.random.default_rng(17)
     u = _rand(rng, 9, dtype)
-    for n in range(1, 18):
+    for n in list(range(1, 18)) + [22, 31, 33, 47, 64, 65]:
         M, N = _rand(rng, (9, 2 * n), dtype), _rand(rng, (9, 2 * n), dtype)
         rev = N[:, n - 1::-1]
         for A, sa in [(M[:, :n], 1), (M[:, ::2], 2)]:
@@ -1105,14 +1106,14 @@ def test_short_elementwise_rows(isa, dtype, one_thread):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_short_rows_at_stride_two_load_vectors(isa, dtype, one_thread):
-    """Elementwise rows of 5..16 elements with inputs at stride 1 or 2 in
-    either order, or one input at stride 2: whole vectors, then the row's
+    """Elementwise rows of 5..16 elements (and 22-65) with inputs at stride 1
+    or 2 in either order, or one input at stride 2: whole vectors, then the row's
     last vector overlapping the one before (its output read before the
     row's stores: a summed loop around the rows adds each element once).
     Each array ends at its rows' last element, so a vector read past a
     row's end leaves the array (the sanitizer run sees it)."""
     rng = np.random.default_rng(29)
-    for n in range(5, 17):
+    for n in list(range(5, 17)) + [22, 33, 64, 65]:
         X = _rand(rng, (9, 2 * n - 1), dtype)     # rows of n at stride 2, ending the array
         Y = _rand(rng, (9, n), dtype)
         A, B = X[:, ::2], Y
