@@ -190,9 +190,9 @@ cdef class NestCall:
         return _STREAM_KINDS[ep_nest_streams(&self.d, -1)]
 
     def stream_loads(self):
-        """Whether it is one contiguous row past L2 whose loads (whole
-        vectors or halves) are measured: 'products', 'sums' (the kinds
-        load_width reports), None not."""
+        """Whether it is one contiguous row whose loads (whole vectors or
+        halves) are measured: 'products' (past L2), 'sums' (past L3), the
+        kinds load_width reports; None not."""
         return _LOAD_KINDS[ep_nest_stream_loads(&self.d, -1)]
 
 
@@ -220,8 +220,8 @@ _LOAD_KINDS = (None, "products", "sums")
 
 def load_width(kind="products"):
     """(way, GB/s whole, GB/s in halves) of the contiguous rows of ``kind``
-    ('products' or 'sums') that stream past L2 on 64-byte vectors: 'whole'
-    or 'halves' (each vector loaded as two 32-byte halves) once measured (or
+    ('products' past L2 or 'sums' past L3) on 64-byte vectors: 'whole' or
+    'halves' (each vector loaded as two 32-byte halves) once measured (or
     fixed by EINPLAN_STREAM_LOADS), 'measuring' before; the rates measured
     so far."""
     cdef double whole = 0, halves = 0

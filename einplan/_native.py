@@ -237,8 +237,8 @@ def stream_order(kind):
 
 def load_width(kind="products"):
     """(way, GB/s whole, GB/s in halves) of the nest's contiguous rows of
-    ``kind`` ('products' or 'sums') past L2 on 64-byte vectors (ep_nest.c
-    measures each kind on its calls)."""
+    ``kind`` ('products' past L2, 'sums' past L3) on 64-byte vectors
+    (ep_nest.c measures each kind on its calls)."""
     return _require().load_width(kind)
 
 
