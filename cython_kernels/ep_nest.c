@@ -377,8 +377,8 @@ typedef struct {
     int cx;                          // innermost loops (W, K, V); cx: its input x (the
                                      // one constant along W)
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
-    int stream_loads;                // one row of products or sums past L2, loaded the
-                                     // measured way (EP_LOADS_*, 0 none)
+    int stream_loads;                // one row of products past L2 or of sums past L3,
+                                     // loaded the measured way (EP_LOADS_*, 0 none)
     int tp, tpy;                     // in tiles: the two inputs cross in their unit strides
                                      // and run NT(tpair), input mv[tpy] read across its rows
     void *sbuf;                      // the small-edge kernel's or the tiles' copies of

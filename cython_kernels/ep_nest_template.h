@@ -431,12 +431,14 @@ static inline __attribute__((always_inline)) NT_TGT T NT(sums_total)(const NT(su
     return r;
 }
 
-// row_sum past one block (or gathered): blocks combined pairwise; its
+// row_sum past one block (or gathered): blocks combined pairwise (contiguous
+// ones loaded in halves when asked: stream_sum); its
 // buffers (16 KB of stack) kept out of row_sum's own frame, which short rows
 // take thousands of times per call
 __attribute__((noinline)) NT_FN void NT(row_sum_blocks)(int nm, const T *const *p,
                                                         const ep_inc_t *s, ep_dim_t n,
-                                                        int contig, int gath, T *res)
+                                                        int contig, int gath, int halves,
+                                                        T *res)
 {
     // one or two inputs strided by +-1 or +-2: the fused loads, in blocks
     int fused = gath && nm <= 2;
@@ -455,6 +457,7 @@ __attribute__((noinline)) NT_FN void NT(row_sum_blocks)(int nm, const T *const *
             }
         }
         T v = fused ? NT(fused_sum)(nm, q[0], s[0], q[nm - 1], s[nm - 1], len)
+            : halves ? NT(blk_contig_w)(nm, q, len, 1)
             : contig || gath ? NT(blk_contig)(nm, q, len) : NT(blk_strided)(nm, q, s, len);
         NT(sums_add)(&ps, v);
     }
@@ -474,7 +477,7 @@ NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                  : NT(blk_strided)(nm, p, s, n);
         return;
     }
-    NT(row_sum_blocks)(nm, p, s, n, contig, gath, res);
+    NT(row_sum_blocks)(nm, p, s, n, contig, gath, 0, res);
 }
 
 // o[i*so] = (first ? 0 : o[i*so]) + c * prod_j p[j][i*s[j]]
@@ -487,28 +490,15 @@ NT_FN void NT(row_prod_in)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_
     ep_dim_t i = 0;
     if (contig) {
         NT(vec) cv = c - (NT(vec)){0};
-        // written fresh, a row of a vector or more ends in the vector that
-        // ends on its last element (overlapping the one before: the same
-        // values twice), not element by element ('ab,cd->acdb' (47, 22) x
-        // (820, 2) f32, rows of 22 scaled: 77K scalar tails of 6)
         if (nm == 1) {
             const T *x = p[0];
-            if (first) {
-                for (; i + VL <= n; i += VL) NT_ST(o + i, cv * NT_LD(x + i));
-                if (i < n && n >= VL) {
-                    NT_ST(o + n - VL, cv * NT_LD(x + n - VL));
-                    i = n;
-                }
-            } else for (; i + VL <= n; i += VL) NT_ST(o + i, NT_LD(o + i) + cv * NT_LD(x + i));
+            if (first) for (; i + VL <= n; i += VL) NT_ST(o + i, cv * NT_LD(x + i));
+            else for (; i + VL <= n; i += VL) NT_ST(o + i, NT_LD(o + i) + cv * NT_LD(x + i));
         } else if (nm == 2) {
             const T *x = p[0], *y = p[1];
-            if (first) {
+            if (first)
                 for (; i + VL <= n; i += VL) NT_ST(o + i, cv * (NT_LD(x + i) * NT_LD(y + i)));
-                if (i < n && n >= VL) {
-                    NT_ST(o + n - VL, cv * (NT_LD(x + n - VL) * NT_LD(y + n - VL)));
-                    i = n;
-                }
-            } else
+            else
                 for (; i + VL <= n; i += VL)
                     NT_ST(o + i, NT_LD(o + i) + cv * (NT_LD(x + i) * NT_LD(y + i)));
         } else {
@@ -588,24 +578,15 @@ NT_FN void NT(stream_prod)(int nm, const T *const *p, ep_dim_t n, T *o, const T 
     }
 }
 
-// row_sum over one contiguous row of one or two inputs past L2, their
+// row_sum over one contiguous row of one or two inputs past L3, their
 // vectors loaded whole or (`halves`) in halves, as stream_prod's: a Zen 4
 // core sums 'a->' of 7.6M float64 at 22-27 GB/s loading whole vectors,
 // 25-33 in halves.  row_sum's blocks and pairwise sums, so the same bits.
 NT_FN void NT(stream_sum)(int nm, const T *const *p, ep_dim_t n, T *res, int halves)
 {
     static const ep_inc_t one[2] = {1, 1};
-    if (!halves || n <= NB) {
-        NT(row_sum)(nm, p, one, n, res);
-        return;
-    }
-    NT(sums) ps;
-    ps.cnt = 0;
-    for (ep_dim_t b = 0; b < n; b += NB) {
-        const T *q[2] = {p[0] + b, nm > 1 ? p[1] + b : 0};
-        NT(sums_add)(&ps, NT(blk_contig_w)(nm, q, n - b < NB ? n - b : NB, 1));
-    }
-    res[0] = NT(sums_total)(&ps);
+    if (!halves || n <= NB) NT(row_sum)(nm, p, one, n, res);
+    else NT(row_sum_blocks)(nm, p, one, n, 1, 0, 1, res);
 }
 #endif
 
@@ -3486,8 +3467,8 @@ NT(crows_into_one)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
 // vector, overlapping the one before it ('abcd->acd' (880,6,2,4) adds rows
 // of 8 per summed b; 'ab,ba->ab' with rows of 12 at stride 2 ran element by
 // element; 'ab,cd->acdb' (47, 22) x (820, 2) f32, rows of 22 scaled, 11 ns
-// a row through row_prod's set-up).  The output under the overlap is read before the row's stores,
-// so the overlap gets the same sum.
+// a row through row_prod's set-up).  The output under the overlap is read
+// before the row's stores, so the overlap gets the same sum.
 
 static inline __attribute__((always_inline)) NT_TGT void
 NT(short_vec_body)(int nm, const int SX, const int SY, const T *const *p, ep_dim_t n,
