@@ -1316,16 +1316,16 @@ NT(scale)(int nf, const T *const *f, const ep_inc_t *fs, ep_dim_t r, T *sc)
 #define NT_DOTV_BYTES 1024    // longest row rows_dotv takes
 
 // Four rows of n (a constant after inlining) against the vector w held in
-// registers: acc[t] = sum_i z[i*sz + t*az] * w[i], one load per product.
+// registers: acc[t] = sum_i z[t][i*sz] * w[i], one load per product.
 static inline __attribute__((always_inline)) NT_TGT void
-NT(dot4w)(const T *z, ep_inc_t sz, ep_inc_t az, const T *w, const int n, T *acc)
+NT(dot4w)(const T *const *z, ep_inc_t sz, const T *w, const int n, T *acc)
 {
     T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     for (int i = 0; i < n; i++) {
-        a0 += z[i * sz] * w[i];
-        a1 += z[i * sz + az] * w[i];
-        a2 += z[i * sz + 2 * az] * w[i];
-        a3 += z[i * sz + 3 * az] * w[i];
+        a0 += z[0][i * sz] * w[i];
+        a1 += z[1][i * sz] * w[i];
+        a2 += z[2][i * sz] * w[i];
+        a3 += z[3][i * sz] * w[i];
     }
     acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
 }
@@ -2315,8 +2315,12 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // with j = 5): the vector in registers, each row's n products unrolled
     int wv = !vec4 && !dotv && nm == 2 && n >= 2 && n <= NT_SV && (rs[0] == 0) != (rs[1] == 0)
              ? (rs[0] == 0 ? 0 : 1) : -1;
+    // (copied element by element, unrolled: as a loop of n the copy compiles
+    // to rep movsq, whose start-up cost more than the rows, called per few
+    // rows of 5)
     T w[NT_SV];
-    for (ep_dim_t i = 0; wv >= 0 && i < n; i++) w[i] = p[wv][i * s[wv]];
+#pragma GCC unroll 8
+    for (int i = 0; i < NT_SV; i++) w[i] = wv >= 0 && i < n ? p[wv][i * s[wv]] : 0;
     if (!dotv && (vec4 || (nm == 2 && n <= NB && (n < 4 * VL || !contig))
                   || (nm == 1 && n <= 256 && (!contig || n < VL)))) {
         ep_inc_t sx = s[0], sy = nm > 1 ? s[1] : 0;
@@ -2335,24 +2339,26 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         int fus = !vec4 && wv < 0 && n >= 2 * VL && sx >= -2 && sx <= 2 && sx != 0
                   && (nm == 1 || (sy >= -2 && sy <= 2 && sy != 0));
         int pf = nm == 1 && s[0] == 1 ? NT(prefetch_lines)(rs[0], n, R) : 0;
-        for (; r < R && (R >= 4 || vec4 || fus); r += 4) {
+        for (; r < R && (R >= 2 || vec4 || fus); r += 4) {
             if (pf && r + NT_RPF + 4 <= R)
                 NT(prefetch_rows4)(p[0] + (r + NT_RPF) * rs[0], rs[0], n, pf);
             // the last block ends at row R - 1, repeating up to three rows
             // just summed (in L1) instead of sending the rest one at a time
             // through row_sum ('abcd,abcd->' with rows of 33 in calls of 6:
             // a third of the rows); fewer than four rows repeat the last
-            // ('abc->b' (40,2,2352) F order: calls of 2 rows of 40)
+            // ('abc->b' (40,2,2352) F order: calls of 2 rows of 40; the
+            // scalar chains too, 'bij,bkj->bki' (182707,3,5)[..., ::2] f64: a
+            // row_sum call per row of 5, 0.37x numpy)
             ep_dim_t rb = R < 4 ? 0 : r + 4 <= R ? r : R - 4;
             const T *x = p[0] + rb * rs[0], *y = nm > 1 ? p[1] + rb * rs[1] : x;
             ep_inc_t ax = rs[0], ay = nm > 1 ? rs[1] : rs[0];
             T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            // rows 1..3 of the block, the last row standing in for rows past
+            // R - 1
+            ep_dim_t t1 = R > 1, t2 = R > 2 ? 2 : t1, t3 = R > 3 ? 3 : t2;
+            const T *x1 = x + t1 * ax, *x2 = x + t2 * ax, *x3 = x + t3 * ax;
+            const T *y1 = y + t1 * ay, *y2 = y + t2 * ay, *y3 = y + t3 * ay;
             if (vec4) {
-                // rows 1..3 of the block, the last row standing in for rows
-                // past R - 1
-                ep_dim_t t1 = R > 1, t2 = R > 2 ? 2 : t1, t3 = R > 3 ? 3 : t2;
-                const T *x1 = x + t1 * ax, *x2 = x + t2 * ax, *x3 = x + t3 * ax;
-                const T *y1 = y + t1 * ay, *y2 = y + t2 * ay, *y3 = y + t3 * ay;
                 NT(vec) v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};
                 ep_dim_t i = 0;
                 if (seq) {
@@ -2393,17 +2399,17 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                     a2 += NT(hsum)(v2, 1, 0); a3 += NT(hsum)(v3, 1, 0);
                 }
             } else if (wv >= 0) {
-                const T *z = wv ? x : y;
-                ep_inc_t sz = wv ? sx : sy, az = wv ? ax : ay;
+                const T *z[4] = {wv ? x : y, wv ? x1 : y1, wv ? x2 : y2, wv ? x3 : y3};
+                ep_inc_t sz = wv ? sx : sy;
                 T acc[4];
                 switch (n) {
-                case 2: NT(dot4w)(z, sz, az, w, 2, acc); break;
-                case 3: NT(dot4w)(z, sz, az, w, 3, acc); break;
-                case 4: NT(dot4w)(z, sz, az, w, 4, acc); break;
-                case 5: NT(dot4w)(z, sz, az, w, 5, acc); break;
-                case 6: NT(dot4w)(z, sz, az, w, 6, acc); break;
-                case 7: NT(dot4w)(z, sz, az, w, 7, acc); break;
-                default: NT(dot4w)(z, sz, az, w, NT_SV, acc);
+                case 2: NT(dot4w)(z, sz, w, 2, acc); break;
+                case 3: NT(dot4w)(z, sz, w, 3, acc); break;
+                case 4: NT(dot4w)(z, sz, w, 4, acc); break;
+                case 5: NT(dot4w)(z, sz, w, 5, acc); break;
+                case 6: NT(dot4w)(z, sz, w, 6, acc); break;
+                case 7: NT(dot4w)(z, sz, w, 7, acc); break;
+                default: NT(dot4w)(z, sz, w, NT_SV, acc);
                 }
                 a0 = acc[0]; a1 = acc[1]; a2 = acc[2]; a3 = acc[3];
             } else if (fus) {
@@ -2421,20 +2427,20 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
                 // four interleaved, numpy 1.5 one after another); each row
                 // the same chain as below, so the same bits
                 for (ep_dim_t i = 0; i < n; i++) a0 += x[i * sx];
-                for (ep_dim_t i = 0; i < n; i++) a1 += x[i * sx + ax];
-                for (ep_dim_t i = 0; i < n; i++) a2 += x[i * sx + 2 * ax];
-                for (ep_dim_t i = 0; i < n; i++) a3 += x[i * sx + 3 * ax];
+                for (ep_dim_t i = 0; i < n; i++) a1 += x1[i * sx];
+                for (ep_dim_t i = 0; i < n; i++) a2 += x2[i * sx];
+                for (ep_dim_t i = 0; i < n; i++) a3 += x3[i * sx];
             } else if (nm == 1) {
                 for (ep_dim_t i = 0; i < n; i++) {
-                    a0 += x[i * sx]; a1 += x[i * sx + ax];
-                    a2 += x[i * sx + 2 * ax]; a3 += x[i * sx + 3 * ax];
+                    a0 += x[i * sx]; a1 += x1[i * sx];
+                    a2 += x2[i * sx]; a3 += x3[i * sx];
                 }
             } else {
                 for (ep_dim_t i = 0; i < n; i++) {
                     a0 += x[i * sx] * y[i * sy];
-                    a1 += x[i * sx + ax] * y[i * sy + ay];
-                    a2 += x[i * sx + 2 * ax] * y[i * sy + 2 * ay];
-                    a3 += x[i * sx + 3 * ax] * y[i * sy + 3 * ay];
+                    a1 += x1[i * sx] * y1[i * sy];
+                    a2 += x2[i * sx] * y2[i * sy];
+                    a3 += x3[i * sx] * y3[i * sy];
                 }
             }
             T a[4] = {a0, a1, a2, a3};

@@ -238,13 +238,15 @@ def test_short_rows_against_a_shared_vector(isa, dtype, one_thread):
     """Rows of 1..9 against one vector shared by every row ('...ij,j->...i'
     with j = 5; the real kernels hold the vector in registers for rows of
     2..8): the vector as either input, contiguous, strided or reversed rows,
-    row counts around the four-row groups, a scale per row, a later visit
+    row counts around the four-row groups (two and three real rows run the
+    four-row chains, the last row standing in for the missing ones, so the
+    same bits as those rows among four), a scale per row, a later visit
     that adds, and every row summed into one element."""
     rng = np.random.default_rng(3)
     u = _rand(rng, 13, dtype)
     for n in range(1, 10):
         v = _rand(rng, 2 * n, dtype)
-        for R in (1, 4, 7, 13):
+        for R in (1, 2, 3, 4, 7, 13):
             M = _rand(rng, (R, 2 * n), dtype)
             rev = M[:, n - 1::-1]     # the data pointer at element 0 of each row
             for A, Av, sa in [(M[:, :n], M, 1), (M[:, ::2], M, 2), (rev, rev, -1)]:
@@ -254,6 +256,14 @@ def test_short_rows_against_a_shared_vector(isa, dtype, one_thread):
                     _native.prepare_nest(dtype, 2, [(R, ra, 0, 1), (n, sa, sv, 0)])(
                         (Av, vb), o, isa=isa)
                     _close(o, A @ vec, dtype, n)
+                    # (real rows; contiguous ones, four may take rows_dotv)
+                    if R in (2, 3) and sa != 1 and np.dtype(dtype).kind == "f":
+                        M4 = np.concatenate([M, M[-1:].repeat(4 - R, 0)])
+                        Av4 = M4 if sa != -1 else M4[:, n - 1::-1]
+                        o4 = np.full(4, np.nan, dtype)
+                        _native.prepare_nest(dtype, 2, [(4, ra, 0, 1), (n, sa, sv, 0)])(
+                            (Av4, vb), o4, isa=isa)
+                        np.testing.assert_array_equal(o, o4[:R])
                     _native.prepare_nest(dtype, 2, [(R, 0, ra, 1), (n, sv, sa, 0)])(
                         (vb, Av), o, isa=isa)
                     _close(o, A @ vec, dtype, n)
@@ -277,7 +287,7 @@ def test_rows_of_sums(isa, dtype, one_thread):
     rows summed into one element, and a scale."""
     rng = np.random.default_rng(12)
     for n in (3, 4, 8, 9, 37, 84, 93, 128, 129, 200, 256, 512, 513, 1030):
-        for R in (1, 3, 4, 5, 6, 7, 9):
+        for R in (1, 2, 3, 4, 5, 6, 7, 9):
             A, B = _rand(rng, (R, n), dtype), _rand(rng, (R, n), dtype)
             u = _rand(rng, R, dtype)
             o = np.full(R, np.nan, dtype)
@@ -295,6 +305,9 @@ def test_rows_of_sums(isa, dtype, one_thread):
             W = _rand(rng, (R, 2 * n), dtype)
             _native.prepare_nest(dtype, 1, [(R, 2 * n, 1), (n, 2, 0)])((W,), o, isa=isa)
             _close(o, W[:, ::2].sum(1), dtype, n)
+            # strided dots, and two or three rows in the four-row chains
+            _native.prepare_nest(dtype, 2, [(R, 2 * n, n, 1), (n, 2, 1, 0)])((W, B), o, isa=isa)
+            _close(o, (W[:, ::2] * B).sum(1), dtype, n)
 
 
 @pytest.mark.parametrize("isa", ISAS)
