@@ -2515,9 +2515,13 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             }
         }
     }
-    if (nm == 2 && n <= NB && (2 * n < VL || !contig)) {
+    if (nm == 2 && n <= NB && (2 * n < VL || !contig) && !NT(gatherable)(nm, s, n)) {
         // short or strided complex dots four rows at a time: eight
-        // independent chains instead of one row's two (FMA latency)
+        // independent chains instead of one row's two (FMA latency).  Rows
+        // at strides of +-1 and +-2 long enough to load straight into
+        // vectors go one at a time through row_sum's fused loads
+        // ('abcd,dcb->a' c64, rows of 1024 at strides 2 and 1: a scalar
+        // chain per row, 0.76x numpy)
         ep_inc_t sx = 2 * s[0], sy = 2 * s[1], ax = 2 * rs[0], ay = 2 * rs[1];
         for (; r + 4 <= R; r += 4) {
             const T *x = p[0] + r * ax, *y = p[1] + r * ay;
