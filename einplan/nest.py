@@ -568,6 +568,29 @@ def _order_cost(loops, itemsize):
     return traffic(loops, itemsize) + ROWS_CALL * calls
 
 
+SHORT_ROW = 4    # rows this short are priced against every other loop as the row
+
+
+def _outer_order(table, labels, row, itemsize):
+    """``labels`` (the loops outside ``row``, in the stride order) reordered
+    when another order moves much less memory by ``_order_cost``."""
+    if 2 <= len(labels) and math.factorial(len(labels)) <= MAX_ORDERS:
+        base = _order_cost([table[c] for c in labels + [row]], itemsize)
+        best, best_cost = labels, base
+        for perm in itertools.permutations(labels):
+            cost = _order_cost([table[c] for c in perm + (row,)], itemsize)
+            if cost < best_cost:
+                best, best_cost = list(perm), cost
+        # a big modelled gain, or fewer kernel calls for no more modelled
+        # traffic ('abc->b' (40,2,588) F order: 588 calls of 2 rows of 40
+        # with c outside, 2 of 588 with b outside: 0.5x -> 1.2x numpy)
+        if best_cost < ORDER_GAIN * base or (
+                best_cost < base and traffic([table[c] for c in best + [row]], itemsize)
+                <= traffic([table[c] for c in labels + [row]], itemsize)):
+            labels = best
+    return labels
+
+
 def order_loops(table, itemsize, complex_=False):
     """``table``: {label: (extent, strides)} -> labels outer to inner.
 
@@ -589,20 +612,22 @@ def order_loops(table, itemsize, complex_=False):
               key=lambda c: _line_cost(table[c][1], itemsize, table[c][0], resident,
                                        _rows_per_start(table, c, itemsize, complex_)))
     labels.remove(row)
-    if 2 <= len(labels) and math.factorial(len(labels)) <= MAX_ORDERS:
-        base = _order_cost([table[c] for c in labels + [row]], itemsize)
-        best, best_cost = labels, base
-        for perm in itertools.permutations(labels):
-            cost = _order_cost([table[c] for c in perm + (row,)], itemsize)
-            if cost < best_cost:
-                best, best_cost = list(perm), cost
-        # a big modelled gain, or fewer kernel calls for no more modelled
-        # traffic ('abc->b' (40,2,588) F order: 588 calls of 2 rows of 40
-        # with c outside, 2 of 588 with b outside: 0.5x -> 1.2x numpy)
-        if best_cost < ORDER_GAIN * base or (
-                best_cost < base and traffic([table[c] for c in best + [row]], itemsize)
-                <= traffic([table[c] for c in labels + [row]], itemsize)):
-            labels = best
+    labels = _outer_order(table, labels, row, itemsize)
+    if table[row][0] <= SHORT_ROW and len(labels) >= 2:
+        # a row this short is mostly its kernel call's start-up, which the
+        # line cost above prices per element only: every other loop as the
+        # row, each with its best outer order, priced whole by _order_cost
+        # ('abcd,cdab->' (2,124,2759,2)[..., ::2] x (2759,2,2,124) T f64:
+        # rows of 2 along d, two per call under 342K (b, c): 9.8 ms, 0.37x
+        # numpy)
+        cost = _order_cost([table[c] for c in labels + [row]], itemsize)
+        for alt in [c for c in labels if table[c][0] > table[row][0]]:
+            rest = [c for c in labels + [row] if c != alt]
+            rest.sort(key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
+            rest = _outer_order(table, rest, alt, itemsize)
+            c_alt = _order_cost([table[c] for c in rest + [alt]], itemsize)
+            if c_alt < ORDER_GAIN * cost:
+                labels, row, cost = rest, alt, c_alt
     # an operand the row strides far that some outer loop walks at unit
     # stride: that loop goes right around the row, where the tiles copy the
     # operand along its own unit stride ('abc,abc->' (11170,16,44) F x C

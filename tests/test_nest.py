@@ -1318,6 +1318,24 @@ def test_loop_order_counts_calls_of_the_rows_kernel():
     assert nest.order_loops(table, 4) == ["c", "ab", "d"]
 
 
+def test_a_row_of_a_few_elements_is_priced_against_every_other_row():
+    """'abcd,cdab->' (2,124,2759,2)[..., ::2] x (2759,2,2,124) T f64: d, two
+    elements a line-friendly step in both inputs, is the row of least line
+    cost, but under the 342K (b, c) its calls of two rows are all start-up
+    (0.37x numpy); priced whole, c is the row (1.5x).  A row that long
+    keeps the line cost's choice."""
+    table = {"b": (124, (11036, 4, 0)), "c": (2759, (4, 496, 0)),
+             "a": (2, (1368464, 2, 0)), "d": (2, (2, 1, 0))}
+    assert nest.order_loops(table, 8)[-1] == "c"
+    long_d = dict(table, d=(64, (2, 1, 0)))
+    assert nest.order_loops(long_d, 8)[-1] == "d"
+    rng = np.random.default_rng(11)
+    A = rng.random((2, 12, 70, 4))[..., ::2]
+    B = rng.random((2, 2, 12, 70)).transpose(3, 1, 0, 2)
+    np.testing.assert_allclose(einplan.einsum("abcd,cdab->", A, B),
+                               np.einsum("abcd,cdab->", A, B))
+
+
 def test_fewer_calls_for_no_more_traffic_take_the_other_order():
     """'abc->b' (40, 2, 588) in F order: with c outside b the rows kernel is
     called 588 times for 2 rows of 40; with b outside, twice for 588 rows.
