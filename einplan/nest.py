@@ -568,7 +568,7 @@ def _order_cost(loops, itemsize):
     return traffic(loops, itemsize) + ROWS_CALL * calls
 
 
-SHORT_ROW = 4    # rows this short are priced against every other loop as the row
+ROW_FEW = 4      # rows this short are priced against every other loop as the row
 
 
 def _outer_order(table, labels, row, itemsize):
@@ -613,7 +613,7 @@ def order_loops(table, itemsize, complex_=False):
                                        _rows_per_start(table, c, itemsize, complex_)))
     labels.remove(row)
     labels = _outer_order(table, labels, row, itemsize)
-    if table[row][0] <= SHORT_ROW and len(labels) >= 2:
+    if table[row][0] <= ROW_FEW and len(labels) >= 2:
         # a row this short is mostly its kernel call's start-up, which the
         # line cost above prices per element only: every other loop as the
         # row, each with its best outer order, priced whole by _order_cost
