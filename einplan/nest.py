@@ -594,7 +594,9 @@ def _outer_order(table, labels, row, itemsize):
 def order_loops(table, itemsize, complex_=False):
     """``table``: {label: (extent, strides)} -> labels outer to inner.
 
-    The row is the loop of least ``_line_cost``.  Outer loops by decreasing
+    The row is the loop of least ``_line_cost`` (one of ROW_FEW elements or
+    fewer against every other loop as the row, each order priced whole by
+    ``_order_cost``, calls included).  Outer loops by decreasing
     sum of |strides| (numpy's nditer sorts the same way) unless another order
     of them moves much less memory by ``traffic`` (a large output re-visited
     by a summed loop outside it, a re-read operand that no longer fits in
