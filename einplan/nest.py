@@ -1479,7 +1479,8 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0, pe
     around it summed ('kl,l->k' with k unit-stride: a GEMV's axpy form;
     'ab,a->b' (2,815904) f64 in the small-edge kernel, 2 threads: 0.35 ->
     0.16 ms).  The period stream, with no such loop outside it, shares out
-    its rows, each thread summing into a private copy of the output."""
+    its rows, each thread summing into a private copy of the output; so
+    does, last, a small output summed along the outermost loop."""
     if threads_cap <= 1:
         return -1
     if all(lp.strides[-1] == 0 for lp in loops):
@@ -1512,6 +1513,15 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0, pe
     if (len(loops) == 1 and not short) or (not tile and row.strides[-1] != 0
                                            and row.extent * itemsize >= ROW_SPLIT_BYTES):
         return len(loops) - 1
+    if (not short and not tile and len(loops) >= 2 and loops[0].strides[-1] == 0
+            and loops[0].extent >= 2
+            and math.prod(lp.extent for lp in loops if lp.strides[-1] != 0) <= PART_MAX):
+        # the output summed along the outermost loop and small: each thread
+        # sums its part of that loop into a private copy of the output, the
+        # copies added in thread order ('ab,a->b' (22925,316)[:, ::2] f64,
+        # a GEMV's axpy form over a summed a: one thread 5.6 ms, numpy's
+        # two 3.6)
+        return 0
     return -1
 
 

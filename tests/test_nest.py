@@ -543,6 +543,27 @@ def test_a_summed_loop_shared_by_threads_sums_into_private_copies(isa, dtype,
     assert np.isnan(obuf[:, 5:]).all(), "wrote outside the output"
 
 
+def test_a_small_output_summed_along_the_outermost_loop_shares_that_loop(restore_threads):
+    """A GEMV's axpy form with the output's row under the summed loop
+    ('ab,a->b' (22925, 316)[:, ::2] f64: one thread 5.6 ms against numpy's
+    two BLAS threads 3.6): at two threads the planner shares the summed
+    loop out, each thread summing into a private copy of the output (the
+    same bits on every run); an output past the copies' bound keeps one
+    thread."""
+    einplan.set_num_threads(2)
+    rng = np.random.default_rng(61)
+    a = rng.standard_normal((3000, 632))[:, ::2]
+    x = rng.standard_normal(3000)
+    (step,) = _plan_steps("ab,a->b", a, x)
+    assert step.split == 0 and step.native.threads() == 2, step
+    got = einplan.einsum("ab,a->b", a, x)
+    np.testing.assert_allclose(got, np.einsum("ab,a->b", a, x), rtol=1e-10)
+    np.testing.assert_array_equal(einplan.einsum("ab,a->b", a, x), got)
+    wide = rng.standard_normal((300, 2 * (nest.PART_MAX + 1)))[:, ::2]
+    (step,) = _plan_steps("ab,a->b", wide, x[:300])
+    assert step.native.threads() == 1 or step.split != 0, step
+
+
 def test_period_rows_are_shared_by_threads(restore_threads):
     """At two threads the planner shares a long period stream's rows out
     ('ab,a->b' (163404, 3) f32: 0.44x numpy's two BLAS threads with the
