@@ -571,6 +571,12 @@ def _order_cost(loops, itemsize):
 ROW_FEW = 4      # rows this short are priced against every other loop as the row
 
 
+def _stride_order(table, labels):
+    """``labels`` by decreasing sum of |strides| (numpy's nditer order),
+    shorter loops first among equals."""
+    return sorted(labels, key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
+
+
 def _outer_order(table, labels, row, itemsize):
     """``labels`` (the loops outside ``row``, in the stride order) reordered
     when another order moves much less memory by ``_order_cost``."""
@@ -602,7 +608,7 @@ def order_loops(table, itemsize, complex_=False):
     by a summed loop outside it, a re-read operand that no longer fits in
     cache).
     """
-    labels = sorted(table, key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
+    labels = _stride_order(table, table)
     if not labels:
         return labels
     nops = len(next(iter(table.values()))[1])
@@ -624,8 +630,7 @@ def order_loops(table, itemsize, complex_=False):
         # numpy)
         cost = _order_cost([table[c] for c in labels + [row]], itemsize)
         for alt in [c for c in labels if table[c][0] > table[row][0]]:
-            rest = [c for c in labels + [row] if c != alt]
-            rest.sort(key=lambda c: (-sum(abs(s) for s in table[c][1]), table[c][0]))
+            rest = _stride_order(table, [c for c in labels + [row] if c != alt])
             rest = _outer_order(table, rest, alt, itemsize)
             c_alt = _order_cost([table[c] for c in rest + [alt]], itemsize)
             if c_alt < ORDER_GAIN * cost:
