@@ -354,6 +354,22 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
         return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= l1 * 3 / 8
                ? EP_STREAMS_INTO_ONE : EP_STREAMS_NONE;
     }
+    if (vbytes == 64 && inner > 0 && bytes < vbytes && d->extent[inner] >= 2 &&
+        d->extent[inner] <= EP_PICK_N && d->extent[inner - 1] >= 2 * (vbytes / es) &&
+        d->stride[d->nin][inner - 1] != 0 && shared <= 1 && nm > shared) {
+        // rows shorter than a vector end to end, a vector of them at a time
+        // with no row of its own (rows_sum's picked_n): no order to measure
+        ep_inc_t rs = 0;
+        int alike = 1;
+        for (int j = 0; j < d->nin; j++) {
+            ep_inc_t r = d->stride[j][inner - 1];
+            if (d->stride[j][inner] == 0 || r == 0) continue;
+            alike &= (r == d->extent[inner] || r == -d->extent[inner]) && (!rs || r == rs);
+            rs = r;
+        }
+        if (alike && !(shared && rs > 0 && d->extent[inner] > EP_PICK_SHARED_N(es)))
+            return EP_STREAMS_NONE;
+    }
     if (bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
         (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096)))
         return nm == 1 ? (bytes >= EP_LONG_ROW ? EP_STREAMS_LONG_SUMS : EP_STREAMS_SUMS)

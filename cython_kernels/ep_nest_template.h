@@ -1567,13 +1567,12 @@ static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(hsums_vec)(NT(vec
     return __builtin_shuffle(v[0], rev);
 }
 
-// The sums of rows r .. r+VL-1 (vector q's lanes are row r+q's products),
-// reduced together, each times its row's scale, into the output
+// The sums x of rows r .. r+VL-1 (lane q row r+q's), each times its row's
+// scale, into the output
 static inline __attribute__((always_inline)) NT_TGT void
-NT(dotv_put)(NT(vec) *s, ep_dim_t r, T *o, ep_inc_t so, int first, int nf,
+NT(sums_put)(NT(vec) x, ep_dim_t r, T *o, ep_inc_t so, int first, int nf,
              const T *const *f, const ep_inc_t *fs)
 {
-    NT(vec) x = NT(hsums_vec)(s) + (T)0;
     if (nf) {
         NT(vec) sc;
         for (int q = 0; q < VL; q++) {
@@ -1592,6 +1591,15 @@ NT(dotv_put)(NT(vec) *s, ep_dim_t r, T *o, ep_inc_t so, int first, int nf,
             *d = first ? x[q] : *d + x[q];
         }
     }
+}
+
+// The sums of rows r .. r+VL-1 (vector q's lanes are row r+q's products),
+// reduced together, each times its row's scale, into the output
+static inline __attribute__((always_inline)) NT_TGT void
+NT(dotv_put)(NT(vec) *s, ep_dim_t r, T *o, ep_inc_t so, int first, int nf,
+             const T *const *f, const ep_inc_t *fs)
+{
+    NT(sums_put)(NT(hsums_vec)(s) + (T)0, r, o, so, first, nf, f, fs);
 }
 
 // One input's contiguous rows far apart in memory (two lines or more
@@ -1795,6 +1803,148 @@ NT_FN ep_dim_t NT(rows_dotv)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
     case 8: return NT(rows_dotv_nv)(8, z, az, w, n, R, o, so, first, nf, f, fs, seq);
     default: return NT(rows_dotv_nv)(-1, z, az, w, n, R, o, so, first, nf, f, fs, seq);
     }
+}
+
+// Rows of 2..NT_PICK_N elements (fewer than a vector) end to end in every
+// moving input (rows +-n apart, both inputs alike, unit along the row), at
+// most one input w the same contiguous row for every row, 64-byte vectors:
+// VL rows are n vectors of each moving input, multiplied lane by lane (w
+// repeated with period n), and element j of each row is picked into its
+// row's lane by n - 1 two-source permutes (pack_picked's), the columns
+// added in j order.  One stream, nothing per row: 'ij,j->i' (2547869, 3)
+// f64 rows dotted one load each (rows_dotv_part) or in four scalar chains
+// (rows backwards) ran at 9-14 GB/s.  Rows backwards in memory load their
+// VL rows from the lowest, which reverses the lanes.  N: n as a constant
+// (the permutes' indices fold).  The rows past the last whole VL are
+// copied into a zeroed block and summed the same way: every row has the
+// same bits wherever it falls.
+#define NT_PICK_N EP_PICK_N
+#define NT_PICK_ROWS 2       // fewest VL-row blocks rows_picked is worth its set-up for
+// Longest row dotted with a shared vector that is picked where rows_dotv_part
+// could take it (rows forwards): that costs the same at any n, the picks
+// grow as n^2 (Zen 4, 'ij,j->i' f32 from L3 / memory, picked against one
+// load a row: n = 5 1.9x / 1.1x, n = 6 1.2x / 0.9x, n = 8 0.6x / 0.8x; f64
+// n = 7 1.06x / 1.06x)
+#define NT_PICK_SHARED_N EP_PICK_SHARED_N(sizeof(T))
+
+// The sums of the VL rows at a, b (rows of N end to end, upwards), lane l
+// row l's: the inputs multiplied (w's period wp), the columns picked by m
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(picked_block)(const int N, const int BACK, int nm, const T *a, const T *b, int shared,
+                 const NT(vec) *wp, NT(ivec) (*m)[NT_PICK_N])
+{
+    NT(vec) v[NT_PICK_N];
+#pragma GCC unroll 8
+    for (int i = 0; i < N; i++) {
+        // backwards rows read from their highest vector down, in the
+        // order of the stream (the prefetchers lose a descending stream
+        // read upwards a block at a time: rows of 6 f64 at 10 GB/s, 24
+        // forwards)
+        const int k = BACK ? N - 1 - i : i;
+        v[k] = NT_LD(a + k * VL);
+        if (nm == 2) v[k] *= NT_LD(b + k * VL);
+        if (shared) v[k] *= wp[k];
+    }
+    NT(vec) acc;
+#pragma GCC unroll 8
+    for (int j = 0; j < N; j++) {
+        NT(vec) t = __builtin_shuffle(v[0], v[1], m[j][0]);
+#pragma GCC unroll 8
+        for (int k = 2; k < N; k++) t = __builtin_shuffle(t, v[k], m[j][k]);
+        acc = j ? acc + t : t;
+    }
+    return acc;
+}
+
+static inline __attribute__((always_inline)) NT_TGT void
+NT(picked_n)(const int N, const int BACK, int nm, const T *x, const T *y, ep_inc_t az,
+             const T *w, ep_dim_t R, T *o, ep_inc_t so, int first, int nf, const T *const *f,
+             const ep_inc_t *fs)
+{
+    NT(ivec) m[NT_PICK_N][NT_PICK_N];
+    NT(vec) wp[NT_PICK_N];
+    for (int j = 0; j < N; j++)
+        for (int l = 0; l < VL; l++) {
+            IT e = (IT)(l * N + j);
+            m[j][0][l] = e < 2 * VL ? e : 0;
+            for (int k = 2; k < N; k++)
+                m[j][k][l] = e / VL == (IT)k ? (IT)VL + e % VL : (IT)l;
+        }
+    for (int k = 0; k < N; k++)
+        for (int l = 0; l < VL; l++) wp[k][l] = w ? w[(k * VL + l) % N] : (T)1;
+    const NT(ivec) rev = NT_REV;
+    const ep_inc_t back = BACK ? (VL - 1) * az : 0;
+    ep_dim_t r = 0;
+    for (; r + VL <= R; r += VL) {
+        NT(vec) acc = NT(picked_block)(N, BACK, nm, x + r * az + back, y + r * az + back,
+                                       w != NULL, wp, m);
+        if (BACK) acc = __builtin_shuffle(acc, rev);
+        NT(sums_put)(acc, r, o, so, first, nf, f, fs);
+    }
+    if (r == R)
+        return;
+    // the rest, upwards from the block's first row, zeros after them
+    T ta[NT_PICK_N * VL] = {0}, tb[NT_PICK_N * VL] = {0};
+    const int rest = (int)(R - r);
+    for (int q = 0; q < rest; q++)
+        for (int j = 0; j < N; j++) {
+            ta[q * N + j] = x[(r + q) * az + j];
+            if (nm == 2) tb[q * N + j] = y[(r + q) * az + j];
+        }
+    NT(vec) acc = NT(picked_block)(N, 0, nm, ta, tb, w != NULL, wp, m);
+    for (int q = 0; q < rest; q++) {
+        T v = acc[q];
+        if (nf) {
+            T c[2];
+            NT(scale)(nf, f, fs, r + q, c);
+            v *= c[0];
+        }
+        T *d = o + (r + q) * so;
+        *d = first ? v : *d + v;
+    }
+}
+
+// rows_sum's rows run by picked_n (see there); 0 when they are not its
+NT_FN int NT(rows_picked)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
+                          const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
+                          int nf, const T *const *f, const ep_inc_t *fs)
+{
+    if (VL * sizeof(T) != 64 || n < 2 || n > NT_PICK_N || n >= VL || R < NT_PICK_ROWS * VL ||
+        so == 0 || nm < 1 || nm > 2)
+        return 0;
+    const T *x = NULL, *y = NULL, *w = NULL;
+    ep_inc_t az = 0;
+    for (int j = 0; j < nm; j++) {
+        if (s[j] != 1)
+            return 0;
+        if (rs[j] == 0) {
+            if (w) return 0;
+            w = p[j];
+        } else if (rs[j] == (ep_inc_t)n || rs[j] == -(ep_inc_t)n) {
+            if (az && rs[j] != az) return 0;
+            az = rs[j];
+            if (x) y = p[j]; else x = p[j];
+        } else {
+            return 0;
+        }
+    }
+    if (!x || (w && az > 0 && n > NT_PICK_SHARED_N))
+        return 0;
+    const int mv = y ? 2 : 1;
+    if (!y) y = x;
+#define NT_PICKED(N) (az < 0 ? NT(picked_n)(N, 1, mv, x, y, az, w, R, o, so, first, nf, f, fs) \
+                             : NT(picked_n)(N, 0, mv, x, y, az, w, R, o, so, first, nf, f, fs))
+    switch (n) {
+    case 2: NT_PICKED(2); break;
+    case 3: NT_PICKED(3); break;
+    case 4: NT_PICKED(4); break;
+    case 5: NT_PICKED(5); break;
+    case 6: NT_PICKED(6); break;
+    case 7: NT_PICKED(7); break;
+    default: NT_PICKED(8);
+    }
+#undef NT_PICKED
+    return 1;
 }
 #undef NT_DOT_BLOCK
 #endif
@@ -2280,6 +2430,8 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     }
 #endif
 #if !CPX
+    if (NT(rows_picked)(nm, p, s, n, rs, R, o, so, first, nf, f, fs))
+        return;
     // Four rows at a time, one accumulator each: four independent chains
     // and none of a row's set-up ('ab->a' with b = 84 runs at the cache's
     // speed, not a call and a horizontal sum per row).  Contiguous rows of

@@ -176,6 +176,42 @@ def _runs_dotv(n, R, rs, out_step, itemsize) -> bool:
             and n * itemsize <= DOTV_BYTES and (n >= lanes or (n >= 2 and max(rs) > 0)))
 
 
+PICK_N = 8          # longest row the rows kernel picks a vector of rows at a time from
+PICK_ROWS = 2       # (ep_nest.h's EP_PICK_N) in at least this many vectors of rows
+PICK_SHARED_N = {4: 5, 8: 7}   # longest forward row dotted with a shared vector picked
+                               # (EP_PICK_SHARED_N; longer ones a row per load, rows_dotv)
+
+
+def runs_picked(n, R, rs, shared, out_step, itemsize) -> bool:
+    """Whether R rows of n unit-stride elements, each summed into an output
+    element (``out_step`` apart), run a vector of rows at a time with no
+    per-row work (rows_picked, 64-byte vectors): rows shorter than a vector
+    end to end (``rs``: the one or two moving inputs' row strides, all n or
+    all -n), at most one input ``shared`` by every row ('ij,j->i' (N, 3)
+    f64: 24 GB/s, 14 a row per load)."""
+    lanes = vector_lanes(itemsize)
+    return (lanes * itemsize == 64 and 2 <= n <= PICK_N and n < lanes
+            and R >= PICK_ROWS * lanes and out_step != 0 and 1 <= len(rs) <= 2
+            and shared <= 1 and len(rs) + shared <= 2
+            and abs(rs[0]) == n and all(r == rs[0] for r in rs)
+            and not (shared and rs[0] > 0 and n > PICK_SHARED_N.get(itemsize, 0)))
+
+
+def picked_rows(loops, itemsize) -> bool:
+    """Whether the rows kernel runs the two innermost of real ``loops``
+    (NestLoops) by ``runs_picked``: the row summed, every input moving along
+    it at unit stride."""
+    if len(loops) < 2 or loops[-1].strides[-1] != 0:
+        return False
+    outer, row = loops[-2], loops[-1]
+    moving = [j for j, st in enumerate(row.strides[:-1]) if st != 0]
+    if not moving or any(row.strides[j] != 1 for j in moving):
+        return False
+    rs = [outer.strides[j] for j in moving]
+    return runs_picked(row.extent, outer.extent, [r for r in rs if r != 0], rs.count(0),
+                       outer.strides[-1], itemsize)
+
+
 def _rows_into_one(loops, itemsize) -> int:
     """Rows per start of the rows kernel on real rows summed into one
     output row (ep_nest_template.h's rows_into_one: the output's row
@@ -213,6 +249,8 @@ def rows_per_start(loops, itemsize, complex_=False):
     moving = [j for j, st in enumerate(row.strides[:-1]) if st != 0]
     if not moving or any(row.strides[j] != 1 for j in moving):
         return 1, 0
+    if picked_rows(loops, itemsize):
+        return R, 0
     rs = [outer.strides[j] for j in moving]
     k = 0
     while k < len(rs) and rs[k] == 0:
@@ -383,10 +421,15 @@ def _dot_rows(table, row, itemsize, complex_=False):
     # the loop that goes right around the row in the stride order
     # (order_loops): the one of least strides
     others = [c for c in table if c != row and table[c][0] > 1]
-    if (complex_ or st[-1] != 0 or len(moving) != 2 or any(st[j] != 1 for j in moving)
-            or extent < 3 or not others):
+    if complex_ or st[-1] != 0 or any(st[j] != 1 for j in moving) or not others:
         return 1
     e, s = table[min(others, key=lambda c: sum(abs(x) for x in table[c][1]))]
+    rs = [s[j] for j in moving]
+    if runs_picked(extent, e, [r for r in rs if r != 0], rs.count(0), s[-1], itemsize):
+        # rows shorter than a vector end to end: no start per row at all
+        return e
+    if len(moving) != 2 or extent < 3:
+        return 1
     if _runs_dotv(extent, e, [s[j] for j in moving], s[-1], itemsize):
         return vector_lanes(itemsize)
     return 1

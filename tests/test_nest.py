@@ -1723,6 +1723,85 @@ def test_short_rows_dotted_with_one_vector_a_vector_of_rows_at_a_time(isa, dtype
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_end_to_end_summed_a_vector_of_rows_at_a_time(isa, dtype, one_thread):
+    """Rows of 2..8 elements end to end ('ij->i', 'ij,ij->i', 'ij,j->i' with
+    j short), each summed into its output element, a vector of rows at a
+    time by picking each row's elements into its lane (64-byte vectors; other
+    kernel sets sum them their own way): every row length around the vector,
+    row counts around whole vectors of rows, rows forwards and backwards in
+    memory, the shared vector as either input, outputs contiguous, reversed,
+    strided, summed over an outer loop and scaled per row; an inf stays in its
+    row, and picked rows that are identical have identical bits wherever they
+    fall (in a whole vector of rows or among the rest)."""
+    rng = np.random.default_rng(71)
+    for n in (2, 3, 4, 5, 6, 7, 8, 9):
+        for R in (31, 32, 33, 47, 100):
+            A, B = _rand(rng, (2, R, n), dtype), _rand(rng, (R, n), dtype)
+            w, c = _rand(rng, (n,), dtype), _rand(rng, (R,), dtype)
+            for way, (x, y) in (("forwards", (A[0], B)), ("backwards", (A[0, ::-1], B[::-1]))):
+                rx = x.strides[0] // x.itemsize
+                cases = (([(R, rx, 1), (n, 1, 0)], (x,), x.sum(1)),
+                         ([(R, rx, rx, 1), (n, 1, 1, 0)], (x, y), (x * y).sum(1)),
+                         ([(R, rx, 0, 1), (n, 1, 1, 0)], (x, w), x @ w),
+                         ([(R, 0, rx, 1), (n, 1, 1, 0)], (w, x), x @ w),
+                         ([(R, rx, 0, 1, 1), (n, 1, 1, 0, 0)], (x, w, c), (x @ w) * c))
+                for loops, ins, want in cases:
+                    o = np.full(2 * R, np.nan, dtype)
+                    for so, view in ((1, o[:R]), (-1, o[R - 1::-1]), (2, o[::2])):
+                        o[:] = np.nan
+                        lp = [loops[0][:-1] + (so,), loops[1]]
+                        _native.prepare_nest(dtype, len(ins), lp)(ins, view, isa=isa)
+                        _close(view, want, dtype, n)
+                        assert np.isnan(o[1::2]).all() or so != 2, (n, R, way)
+            # summed over an outer loop (the second visit adds to the first)
+            o = np.full(R, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(2, R * n, 0, 0), (R, n, 0, 1), (n, 1, 1, 0)])(
+                (A, w), o, isa=isa)
+            _close(o, A[0] @ w + A[1] @ w, dtype, 2 * n)
+            # an inf stays in its row; identical rows, identical bits
+            C = np.repeat(B[:1], R, axis=0)
+            C[R // 2, n - 1] = np.inf
+            o = np.full(R, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(R, n, 0, 1), (n, 1, 1, 0)])(
+                (C, np.abs(w)), o, isa=isa)
+            assert np.isposinf(o[R // 2]) or np.abs(w)[n - 1] == 0, (n, R)
+            rest = np.delete(o, R // 2)
+            assert np.isfinite(rest).all(), (n, R, o)
+            if isa == "avx512" and n * np.dtype(dtype).itemsize < 64:
+                # the picked rows' bits do not depend on where a row falls
+                assert np.unique(rest).size == 1, (n, R, o)
+
+
+def test_short_rows_end_to_end_are_planned_without_a_row_start():
+    """'ij,j->i' (N, 2) f32 and (N, 3), (N, 7) reversed: the rows of j, end to
+    end, run a vector of them at a time with no start per row (rows_per_start
+    is every row), so j is the row -- not i at stride 2 or 3 with j outside
+    (0.58x numpy for (N, 2) f32) -- and explain names the kernel."""
+    if nest.vector_lanes(4) * 4 != 64:
+        pytest.skip("rows are picked a vector at a time by the 64-byte kernels only")
+    for dtype, n, rev in (("float32", 2, False), ("float64", 3, True), ("float32", 7, True)):
+        a = np.ones((4096, n), dtype)
+        v = np.ones(n, dtype)
+        if rev:
+            a, v = a[::-1, ::-1], v[::-1]
+        plan = _plan_for("ij,j->i", a, v)
+        st = plan.steps[0]
+        assert isinstance(st, NestStep) and st.loops[-1].labels == "j", st.loops
+        assert nest.picked_rows(st.loops, np.dtype(dtype).itemsize)
+        assert nest.rows_per_start(st.loops, np.dtype(dtype).itemsize) == (4096, 0)
+        assert "picked into its lane" in str(einplan.explain("ij,j->i", a, v))
+        np.testing.assert_allclose(einplan.einsum("ij,j->i", a, v), np.full(4096, n))
+    # rows of 9 f64 are longer than a vector: not picked; forward rows of 7
+    # f32 dotted with a shared vector load a row each (rows_dotv)
+    loops = _plan_for("ij,j->i", np.ones((4096, 9)), np.ones(9)).steps[0].loops
+    assert not nest.picked_rows(loops, 8)
+    loops = _plan_for("ij,j->i", np.ones((4096, 7), "f4"), np.ones(7, "f4")).steps[0].loops
+    assert loops[-1].labels == "j" and not nest.picked_rows(loops, 4)
+    assert nest.rows_per_start(loops, 4) == (nest.vector_lanes(4), 0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_four_strided_rows_summed_load_vectors(isa, dtype, one_thread):
     """Rows of a vector and more with strides of +-1 or +-2 (not both unit),
     four at a time, each into its own output: vector loads a row at a time
@@ -2157,13 +2236,19 @@ def test_summed_rows_of_one_input_share_their_starts_four_at_a_time():
     strides (8,64,1): 72 bytes a step along i, 512 along j) is the row, run
     four rows a start, not the output's row along j (290 us against 416 in
     tiles; numpy 254); rows of two stay outside ('ab->a' (1864057,2) f32
-    along a, 1.4 ms; as rows of 2, 4.2)."""
+    along a, 1.4 ms; as rows of 2, 4.2) unless they are end to end and the
+    64-byte kernels pick them a vector of rows at a time (x[::-1]: 0.47 ms,
+    along a 0.93-1.07)."""
     rng = np.random.default_rng(73)
     y = rng.standard_normal(8 * 33158 * 8).reshape(33158, 8, 8).transpose(1, 0, 2)
     (st,) = einplan.explain("iji->j", y).to_dict()["steps"]
     assert [lp["labels"] for lp in st["nest"]["loops"]] == ["j", "i"], st["nest"]
     _close(einplan.einsum("iji->j", y), np.einsum("iji->j", y), "float64", 8)
     x = rng.standard_normal((200000, 2)).astype(np.float32)[::-1]
+    (st,) = einplan.explain("ab->a", x).to_dict()["steps"]
+    picked = nest.vector_lanes(4) * 4 == 64
+    assert [lp["labels"] for lp in st["nest"]["loops"]][-1] == ("b" if picked else "a"), st["nest"]
+    x = rng.standard_normal((200000, 3)).astype(np.float32)[:, :2]
     (st,) = einplan.explain("ab->a", x).to_dict()["steps"]
     assert [lp["labels"] for lp in st["nest"]["loops"]][-1] == "a", st["nest"]
 
@@ -2330,9 +2415,11 @@ def test_short_dot_rows_against_a_shared_vector_take_the_dot_form():
     run a vector of rows at a time, so the row is j (the dot form: A read
     once, each output written once), not i at stride 3 (the axpy form: A's
     lines and the output once per j).  Rows of 2 fill too few lanes and keep
-    the axpy form; so do rows whose loop around moves both inputs.  (With
-    SSE's four lanes the small-edge kernel may take the call instead.)"""
-    for n, row in ((3, "j"), (5, "j"), (2, "i")):
+    the axpy form, unless the 64-byte kernels pick them a vector of rows at a
+    time (end to end); rows whose loop around moves both inputs keep it too.
+    (With SSE's four lanes the small-edge kernel may take the call instead.)"""
+    picked = nest.vector_lanes(4) * 4 == 64
+    for n, row in ((3, "j"), (5, "j"), (2, "j" if picked else "i")):
         table = {"i": (219620, (n, 0, 1)), "j": (n, (1, 1, 0))}
         assert nest.order_loops(table, 4)[-1] == row, n
     # both inputs move along the loop that would go around rows of c: no

@@ -5,7 +5,7 @@ from __future__ import annotations
 from math import prod
 
 from .. import _native, model
-from ..nest import transposed_pair
+from ..nest import picked_rows, transposed_pair
 from ..plan import OUT
 from .schema import Kernel, NestDesc, NestLoopDesc, RoleRow, Step
 
@@ -45,6 +45,7 @@ def build(ctx, i, step) -> Step:
             + (f", {step.tile}x{step.tile_row} tiles over the two innermost loops"
                if step.tile else "")
             + _transposed_text(step)
+            + _picked_text(ctx, step)
             + (f", {_blocked(ctx, step)} in blocks of {step.block} (block loop outermost)"
                if step.block else "")
             + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
@@ -80,6 +81,16 @@ def _transposed_text(step) -> str:
     x, y = transposed_pair(step.loops)
     return (f": in{y} read down the rows a vector of columns at a time and "
             f"transposed in registers to meet in{x}'s rows, no copy")
+
+
+def _picked_text(ctx, step) -> str:
+    """Rows shorter than a vector end to end, summed a vector of rows at a
+    time (nest.runs_picked)."""
+    if (step.short or step.tile or step.ctile or not step.row.endswith("contig")
+            or ctx.dtype.kind == "c" or not picked_rows(step.loops, ctx.dtype.itemsize)):
+        return ""
+    return (f": rows shorter than a vector end to end, a vector of them at a time, each "
+            f"row's elements picked into its lane by permutes (no per-row start)")
 
 
 def _measured_choice(what, state, ways, rates) -> str:
