@@ -1272,6 +1272,13 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                            + S.extent * SHORT_HSUM)
             else:
                 continue
+            if any(lp.extent > 1 and all(abs(st) <= 1 for st in lp.strides) for lp in order) and any(
+                    abs(lp.strides[j]) * itemsize >= PAGE for lp in (S, L) for j in range(nin + 1)):
+                # a loop every operand walks at unit stride would go outside
+                # rows stepping a page or more an element: a TLB miss each
+                # ('bij,bkj->bki' (17855,296,2) x (17855,2,2) F f64 with b
+                # outermost, 64 ms; the plain nest along b, 17)
+                continue
             rows = total / (S.extent * n)
             copy = 0.0
             for j in moving:
