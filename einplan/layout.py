@@ -70,7 +70,12 @@ def merge_axes(roles, sizes, strides_a: dict, strides_b: dict, strides_c: dict) 
 
     ``roles`` is a roles.Roles already oriented (m belongs to A, n to B).
     For k (not in C) both A's and B's orders are tried; the one leaving fewer
-    axes wins (``abcd,dbef->aecf``: k = {b, d}).
+    axes wins (``abcd,dbef->aecf``: k = {b, d}); with as many, B's when it is
+    the larger operand (n > m) and its order alone makes its innermost k axis
+    unit-stride: each panel of B then packs through the transposes of rows
+    contiguous along k, where an irregular k went element by element
+    ('ijk,jkl->il' (22,23,68) x (23,68,350) f32, B unit along k then j: 47%
+    of the call in B's packing, 0.64x numpy).
     """
     strides = {"A": strides_a, "B": strides_b, "C": strides_c}
     batch, br_b = merge_group(Role.BATCH, roles.batch, sizes, strides, "C")
@@ -79,7 +84,9 @@ def merge_axes(roles, sizes, strides_a: dict, strides_b: dict, strides_c: dict) 
     k, br_k = merge_group(Role.K, roles.k, sizes, strides, "A")
     if len(k.axes) > 1:
         k2, br_k2 = merge_group(Role.K, roles.k, sizes, strides, "B")
-        if len(k2.axes) < len(k.axes):
+        larger_b = (n.extent > m.extent and abs(k2.axes[-1].strides[1]) == 1
+                    and abs(k.axes[-1].strides[1]) != 1)
+        if len(k2.axes) < len(k.axes) or (len(k2.axes) == len(k.axes) and larger_b):
             k, br_k = k2, br_k2
     return GroupLayout(batch, m, n, k, br_b + br_m + br_n + br_k)
 

@@ -74,3 +74,20 @@ def test_k_group_tries_both_operands(order_by):
     assert len(lay.k.axes) == 2
     assert [a.labels for a in lay.m.axes] == ["a", "c"]  # b sits between a, c in A
     assert [a.labels for a in lay.n.axes] == ["ef"]
+
+
+@pytest.mark.parametrize("n", [350, 20])
+def test_k_group_left_apart_takes_the_order_of_the_larger_operand(n):
+    # 'ijk,jkl->il': A unit along j (k then 506 apart), B unit along k (j 68
+    # apart), neither merges.  With B the larger operand (n = 350 > m = 22)
+    # k runs in B's order, so B's k axis is unit-stride as a whole and its
+    # panels pack through the transposes; with B the smaller, A's order
+    sizes = {"i": 22, "j": 23, "k": 68, "l": n}
+    sa = {"i": 23, "j": 1, "k": 506}
+    sb = {"j": 68, "k": 1, "l": 1564}
+    r = assign_roles("ijk", "jkl", "il")
+    lay = merge_axes(r, sizes, sa, sb, {"i": n, "l": 1})
+    assert len(lay.k.axes) == 2
+    order = [a.labels for a in lay.k.axes]
+    assert order == (["j", "k"] if n > 22 else ["k", "j"]), order
+    assert lay.k.axes[-1].strides[1 if n > 22 else 0] == 1
