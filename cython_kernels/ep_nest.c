@@ -354,7 +354,7 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
         return d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= l1 * 3 / 8
                ? EP_STREAMS_INTO_ONE : EP_STREAMS_NONE;
     }
-    if (vbytes == 64 && inner > 0 && bytes < vbytes && d->extent[inner] >= 2 &&
+    if (vbytes >= 32 && inner > 0 && bytes < vbytes && d->extent[inner] >= 2 &&
         d->extent[inner] <= EP_PICK_N && d->extent[inner - 1] >= 2 * (vbytes / es) &&
         d->stride[d->nin][inner - 1] != 0 && shared <= 1 && nm > shared) {
         // rows shorter than a vector end to end, a vector of them at a time
@@ -367,7 +367,7 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
             alike &= (r == d->extent[inner] || r == -d->extent[inner]) && (!rs || r == rs);
             rs = r;
         }
-        if (alike && !(shared && rs > 0 && d->extent[inner] > EP_PICK_SHARED_N(es)))
+        if (alike && !(shared && rs > 0 && d->extent[inner] > EP_PICK_SHARED_N(es, vbytes)))
             return EP_STREAMS_NONE;
     }
     if (bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||

@@ -15,12 +15,13 @@
 
 #define EP_NEST_MAXIN 8      // inputs of one nest
 #define EP_NEST_SHORT 8      // longest short loop the small-edge kernel holds in registers
-// Rows of 2..EP_PICK_N elements, fewer than a 64-byte vector, end to end,
-// summed a vector of rows at a time by picking each row's elements into its
-// lane (ep_nest_template.h's picked_n), forward rows dotted with a shared
-// vector up to EP_PICK_SHARED_N of a real element of es bytes
+// Rows of 2..EP_PICK_N elements, fewer than a vector of 32 or 64 bytes, end
+// to end, summed a vector of rows at a time by picking each row's elements
+// into its lane (ep_nest_template.h's picked_n), forward rows dotted with a
+// shared vector up to EP_PICK_SHARED_N of a real element of es bytes in
+// vectors of vb bytes
 #define EP_PICK_N 8
-#define EP_PICK_SHARED_N(es) ((es) == 4 ? 5 : 7)
+#define EP_PICK_SHARED_N(es, vb) ((vb) == 64 ? ((es) == 4 ? 5 : 7) : 3)
 
 typedef enum { EP_NEST_F32 = 0, EP_NEST_F64 = 1, EP_NEST_C64 = 2,
                EP_NEST_C128 = 3 } ep_nest_dtype_t;

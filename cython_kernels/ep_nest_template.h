@@ -1807,7 +1807,8 @@ NT_FN ep_dim_t NT(rows_dotv)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
 
 // Rows of 2..NT_PICK_N elements (fewer than a vector) end to end in every
 // moving input (rows +-n apart, both inputs alike, unit along the row), at
-// most one input w the same contiguous row for every row, 64-byte vectors:
+// most one input w the same contiguous row for every row, 32- or 64-byte
+// vectors:
 // VL rows are n vectors of each moving input, multiplied lane by lane (w
 // repeated with period n), and element j of each row is picked into its
 // row's lane by n - 1 two-source permutes (pack_picked's), the columns
@@ -1824,8 +1825,8 @@ NT_FN ep_dim_t NT(rows_dotv)(const T *z, ep_inc_t az, const T *w, ep_dim_t n, ep
 // could take it (rows forwards): that costs the same at any n, the picks
 // grow as n^2 (Zen 4, 'ij,j->i' f32 from L3 / memory, picked against one
 // load a row: n = 5 1.9x / 1.1x, n = 6 1.2x / 0.9x, n = 8 0.6x / 0.8x; f64
-// n = 7 1.06x / 1.06x)
-#define NT_PICK_SHARED_N EP_PICK_SHARED_N(sizeof(T))
+// n = 7 1.06x / 1.06x; 32-byte vectors, f32 n = 3 1.9x / 1.4x, n = 5 0.9x)
+#define NT_PICK_SHARED_N EP_PICK_SHARED_N(sizeof(T), VL * sizeof(T))
 
 // The sums of the VL rows at a, b (rows of N end to end, upwards), lane l
 // row l's: the inputs multiplied (w's period wp), the columns picked by m
@@ -1909,7 +1910,7 @@ NT_FN int NT(rows_picked)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t
                           const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
                           int nf, const T *const *f, const ep_inc_t *fs)
 {
-    if (VL * sizeof(T) != 64 || n < 2 || n > NT_PICK_N || n >= VL || R < NT_PICK_ROWS * VL ||
+    if (VL * sizeof(T) < 32 || n < 2 || n > NT_PICK_N || n >= VL || R < NT_PICK_ROWS * VL ||
         so == 0 || nm < 1 || nm > 2)
         return 0;
     const T *x = NULL, *y = NULL, *w = NULL;

@@ -178,23 +178,25 @@ def _runs_dotv(n, R, rs, out_step, itemsize) -> bool:
 
 PICK_N = 8          # longest row the rows kernel picks a vector of rows at a time from
 PICK_ROWS = 2       # (ep_nest.h's EP_PICK_N) in at least this many vectors of rows
-PICK_SHARED_N = {4: 5, 8: 7}   # longest forward row dotted with a shared vector picked
-                               # (EP_PICK_SHARED_N; longer ones a row per load, rows_dotv)
+# longest forward row dotted with a shared vector that is picked, by (element,
+# vector) bytes (EP_PICK_SHARED_N; longer ones a row per load, rows_dotv)
+PICK_SHARED_N = {(4, 64): 5, (8, 64): 7, (4, 32): 3, (8, 32): 3}
 
 
 def runs_picked(n, R, rs, shared, out_step, itemsize) -> bool:
     """Whether R rows of n unit-stride elements, each summed into an output
     element (``out_step`` apart), run a vector of rows at a time with no
-    per-row work (rows_picked, 64-byte vectors): rows shorter than a vector
+    per-row work (rows_picked, 32- or 64-byte vectors): rows shorter than a vector
     end to end (``rs``: the one or two moving inputs' row strides, all n or
     all -n), at most one input ``shared`` by every row ('ij,j->i' (N, 3)
     f64: 24 GB/s, 14 a row per load)."""
     lanes = vector_lanes(itemsize)
-    return (lanes * itemsize == 64 and 2 <= n <= PICK_N and n < lanes
+    return (lanes * itemsize >= 32 and 2 <= n <= PICK_N and n < lanes
             and R >= PICK_ROWS * lanes and out_step != 0 and 1 <= len(rs) <= 2
             and shared <= 1 and len(rs) + shared <= 2
             and abs(rs[0]) == n and all(r == rs[0] for r in rs)
-            and not (shared and rs[0] > 0 and n > PICK_SHARED_N.get(itemsize, 0)))
+            and not (shared and rs[0] > 0
+                     and n > PICK_SHARED_N.get((itemsize, lanes * itemsize), 0)))
 
 
 def picked_rows(loops, itemsize) -> bool:
@@ -1272,8 +1274,9 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                            + S.extent * SHORT_HSUM)
             else:
                 continue
-            if any(lp.extent > 1 and all(abs(st) <= 1 for st in lp.strides) for lp in order) and any(
-                    abs(lp.strides[j]) * itemsize >= PAGE for lp in (S, L) for j in range(nin + 1)):
+            unit = any(lp.extent > 1 and all(abs(st) <= 1 for st in lp.strides) for lp in order)
+            if unit and any(abs(lp.strides[j]) * itemsize >= PAGE
+                            for lp in (S, L) for j in range(nin + 1)):
                 # a loop every operand walks at unit stride would go outside
                 # rows stepping a page or more an element: a TLB miss each
                 # ('bij,bkj->bki' (17855,296,2) x (17855,2,2) F f64 with b

@@ -1726,8 +1726,8 @@ def test_short_rows_dotted_with_one_vector_a_vector_of_rows_at_a_time(isa, dtype
 def test_short_rows_end_to_end_summed_a_vector_of_rows_at_a_time(isa, dtype, one_thread):
     """Rows of 2..8 elements end to end ('ij->i', 'ij,ij->i', 'ij,j->i' with
     j short), each summed into its output element, a vector of rows at a
-    time by picking each row's elements into its lane (64-byte vectors; other
-    kernel sets sum them their own way): every row length around the vector,
+    time by picking each row's elements into its lane (32- and 64-byte
+    vectors; the portable kernels sum them their own way): every row length around the vector,
     row counts around whole vectors of rows, rows forwards and backwards in
     memory, the shared vector as either input, outputs contiguous, reversed,
     strided, summed over an outer loop and scaled per row; an inf stays in its
@@ -1767,7 +1767,7 @@ def test_short_rows_end_to_end_summed_a_vector_of_rows_at_a_time(isa, dtype, one
             assert np.isposinf(o[R // 2]) or np.abs(w)[n - 1] == 0, (n, R)
             rest = np.delete(o, R // 2)
             assert np.isfinite(rest).all(), (n, R, o)
-            if isa == "avx512" and n * np.dtype(dtype).itemsize < 64:
+            if n * np.dtype(dtype).itemsize < {"avx512": 64, "avx2": 32}.get(isa, 0):
                 # the picked rows' bits do not depend on where a row falls
                 assert np.unique(rest).size == 1, (n, R, o)
 
@@ -1777,8 +1777,8 @@ def test_short_rows_end_to_end_are_planned_without_a_row_start():
     end, run a vector of them at a time with no start per row (rows_per_start
     is every row), so j is the row -- not i at stride 2 or 3 with j outside
     (0.58x numpy for (N, 2) f32) -- and explain names the kernel."""
-    if nest.vector_lanes(4) * 4 != 64:
-        pytest.skip("rows are picked a vector at a time by the 64-byte kernels only")
+    if nest.vector_lanes(4) * 4 < 32:
+        pytest.skip("rows are picked a vector at a time by the 32- and 64-byte kernels only")
     for dtype, n, rev in (("float32", 2, False), ("float64", 3, True), ("float32", 7, True)):
         a = np.ones((4096, n), dtype)
         v = np.ones(n, dtype)
@@ -2252,7 +2252,7 @@ def test_summed_rows_of_one_input_share_their_starts_four_at_a_time():
     four rows a start, not the output's row along j (290 us against 416 in
     tiles; numpy 254); rows of two stay outside ('ab->a' (1864057,2) f32
     along a, 1.4 ms; as rows of 2, 4.2) unless they are end to end and the
-    64-byte kernels pick them a vector of rows at a time (x[::-1]: 0.47 ms,
+    32- and 64-byte kernels pick them a vector of rows at a time (x[::-1]: 0.47 ms,
     along a 0.93-1.07)."""
     rng = np.random.default_rng(73)
     y = rng.standard_normal(8 * 33158 * 8).reshape(33158, 8, 8).transpose(1, 0, 2)
@@ -2261,7 +2261,7 @@ def test_summed_rows_of_one_input_share_their_starts_four_at_a_time():
     _close(einplan.einsum("iji->j", y), np.einsum("iji->j", y), "float64", 8)
     x = rng.standard_normal((200000, 2)).astype(np.float32)[::-1]
     (st,) = einplan.explain("ab->a", x).to_dict()["steps"]
-    picked = nest.vector_lanes(4) * 4 == 64
+    picked = nest.vector_lanes(4) * 4 >= 32
     assert [lp["labels"] for lp in st["nest"]["loops"]][-1] == ("b" if picked else "a"), st["nest"]
     x = rng.standard_normal((200000, 3)).astype(np.float32)[:, :2]
     (st,) = einplan.explain("ab->a", x).to_dict()["steps"]
@@ -2430,10 +2430,10 @@ def test_short_dot_rows_against_a_shared_vector_take_the_dot_form():
     run a vector of rows at a time, so the row is j (the dot form: A read
     once, each output written once), not i at stride 3 (the axpy form: A's
     lines and the output once per j).  Rows of 2 fill too few lanes and keep
-    the axpy form, unless the 64-byte kernels pick them a vector of rows at a
+    the axpy form, unless the 32- and 64-byte kernels pick them a vector of rows at a
     time (end to end); rows whose loop around moves both inputs keep it too.
     (With SSE's four lanes the small-edge kernel may take the call instead.)"""
-    picked = nest.vector_lanes(4) * 4 == 64
+    picked = nest.vector_lanes(4) * 4 >= 32
     for n, row in ((3, "j"), (5, "j"), (2, "j" if picked else "i")):
         table = {"i": (219620, (n, 0, 1)), "j": (n, (1, 1, 0))}
         assert nest.order_loops(table, 4)[-1] == row, n
