@@ -177,7 +177,8 @@ def _runs_dotv(n, R, rs, out_step, itemsize) -> bool:
 
 
 PICK_N = 8          # longest row the rows kernel picks a vector of rows at a time from
-PICK_ROWS = 2       # (ep_nest.h's EP_PICK_N) in at least this many vectors of rows
+                    # (ep_nest.h's EP_PICK_N) ...
+PICK_ROWS = 2       # ... in at least this many vectors of rows (NT_PICK_ROWS)
 # longest forward row dotted with a shared vector that is picked, by (element,
 # vector) bytes (EP_PICK_SHARED_N; longer ones a row per load, rows_dotv)
 PICK_SHARED_N = {(4, 64): 5, (8, 64): 7, (4, 32): 3, (8, 32): 3}

@@ -89,8 +89,8 @@ def _picked_text(ctx, step) -> str:
     if (step.short or step.tile or step.ctile or not step.row.endswith("contig")
             or ctx.dtype.kind == "c" or not picked_rows(step.loops, ctx.dtype.itemsize)):
         return ""
-    return (f": rows shorter than a vector end to end, a vector of them at a time, each "
-            f"row's elements picked into its lane by permutes (no per-row start)")
+    return (": rows shorter than a vector end to end, a vector of them at a time, each "
+            "row's elements picked into its lane by permutes (no per-row start)")
 
 
 def _measured_choice(what, state, ways, rates) -> str:
