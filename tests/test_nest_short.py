@@ -504,6 +504,29 @@ def test_dots_of_rows_interleaved_from_beyond_l2_run_one_row_at_a_time():
     _close(einplan.einsum("abc,ac->b", A, C), np.einsum("abc,ac->b", A, C), "float64", 300 * 423)
 
 
+
+def test_sums_of_rows_interleaved_from_beyond_l2_run_one_row_at_a_time():
+    """The sum form likewise: 'abc,ab->c' (7092, 4, 518) x (7092, 4):F f32
+    (a and b do not merge) would hold b and interleave 4 rows of a 59 MB
+    operand per step of a (13 GB/s on a Zen 4) and runs the plain rows into
+    one output row instead (rows_into_one, one call per a).  The same rows
+    in L2, or re-read from L1 by the loop around b ('abcd,dbef->aecf' with
+    c and a between d and b, both constant in B), keep the kernel."""
+    B = np.asfortranarray(np.ones((7092, 4), np.float32))
+    (st,) = _nest_steps("abc,ab->c", np.empty((7092, 4, 518), np.float32), B)
+    assert st.short == 0 and st.row == "prod/contig", st
+    (st,) = _nest_steps("abc,ab->c", np.empty((60, 4, 518), np.float32),
+                        np.asfortranarray(np.ones((60, 4), np.float32)))
+    assert st.short == 4, st
+    A = np.asfortranarray(np.empty((2, 5, 2, 6176), np.float32))
+    B = np.empty((6176, 5, 365, 1), np.float32)[::-1, :, :, ::-1]
+    (st,) = _nest_steps("abcd,dbef->aecf", A, B)
+    assert st.short == 5 and st.row.startswith("short-sum"), st
+    rng = np.random.default_rng(13)
+    A = rng.standard_normal((700, 4, 518)).astype(np.float32)
+    B = np.asfortranarray(rng.standard_normal((700, 4)).astype(np.float32))
+    _close(einplan.einsum("abc,ab->c", A, B), np.einsum("abc,ab->c", A, B), "float32", 2800)
+
 def _steps(subscripts, *ops):
     from einplan.operands import describe_operands
     from einplan.planner import make_plan
