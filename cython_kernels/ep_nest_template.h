@@ -2805,15 +2805,33 @@ static inline int NT(period_vectors)(ep_dim_t n)
     : __builtin_shuffle(NT_LD((x) + 2 * (i)), NT_LD((x) + 2 * (i) + VL), (NT(ivec))NT_EVEN))
 
 // The rp scales w[r*rw] .. of a period's rows in the first lanes of a
-// vector (one load when contiguous and inside the R rows)
-static inline __attribute__((always_inline)) NT_TGT NT(vec)
-NT(period_scales)(const T *w, ep_inc_t rw, ep_dim_t r, ep_dim_t R, int rp)
+// vector, past the last whole vector of scales.  Out of line: copied into an
+// array they become a call of memcpy, and around a call every accumulator
+// of the caller's loop goes to memory.
+static __attribute__((noinline, cold)) NT_TGT NT(vec)
+NT(period_scales_tail)(const T *w, ep_inc_t rw, ep_dim_t r, int rp)
 {
-    if (rw == 1 && r + VL <= R)
-        return NT_LD(w + r);
     T ws[VL] = {0};
     for (int q = 0; q < rp; q++) ws[q] = w[(r + q) * rw];
     return NT_LD(ws);
+}
+
+// The scales of rows r .. r + VL - 1, all inside the rows: one load when
+// contiguous, else lane by lane (rw != 1 there: no memcpy)
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(period_scales_at)(const T *w, ep_inc_t rw, ep_dim_t r)
+{
+    if (rw == 1)
+        return NT_LD(w + r);
+    NT(vec) v;
+    for (int q = 0; q < VL; q++) v[q] = w[(r + q) * rw];
+    return v;
+}
+
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(period_scales)(const T *w, ep_inc_t rw, ep_dim_t r, ep_dim_t R, int rp)
+{
+    return r + VL <= R ? NT(period_scales_at)(w, rw, r) : NT(period_scales_tail)(w, rw, r, rp);
 }
 
 // The same stream with the inputs' elements at a stride SX, SY of 1 or 2
@@ -2822,27 +2840,70 @@ NT(period_scales)(const T *w, ep_inc_t rw, ep_dim_t r, ep_dim_t R, int rp)
 // row's scale (an input constant along the row: 'ab,a->b' with b = 3, a
 // GEMV's dot form over short rows): the P / n scales of a period loaded
 // as one vector and spread to their lanes by a permute.
+// One vector of the period stream at flat element e: the inputs' product,
+// times the row scales spread to their lanes (wv: the period's scales)
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(period_term)(int nm, int SX, int SY, const T *x, const T *y, int scaled, NT(vec) wv,
+                NT(ivec) ixk, ep_dim_t e)
+{
+    NT(vec) v = NT_PLD(x, SX, e);
+    if (nm == 2) v *= NT_PLD(y, SY, e);
+    return scaled ? v * __builtin_shuffle(wv, ixk) : v;
+}
+
 static inline __attribute__((always_inline)) NT_TGT void
-NT(period_body)(int nm, int SX, int SY, const T *x, const T *y, const T *w, ep_inc_t rw,
-                ep_dim_t n, ep_dim_t R, T *o, int first)
+NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, const T *w,
+               ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
 {
     ep_dim_t P = n;
     while (P % VL) P += n;
-    int nv = (int)(P / VL), rp = (int)(P / n);
+    const int nv = NVC ? NVC : (int)(P / VL), rp = (int)(P / n);
     NT(vec) acc[NT_PERIOD_V];
     NT(ivec) ix[NT_PERIOD_V];
-    for (int k = 0; k < nv; k++) {
-        acc[k] = (NT(vec)){0};
-        if (w)
-            for (int l = 0; l < VL; l++) ix[k][l] = (IT)((k * VL + l) / n);
-    }
-    ep_dim_t tot = R * n, i = 0, stop = SX == 2 || SY == 2 ? tot - 1 : tot;
-    for (; i + P <= stop; i += P) {
-        NT(vec) wv = w ? NT(period_scales)(w, rw, i / n, R, rp) : (NT(vec)){0};
-        for (int k = 0; k < nv; k++) {
-            NT(vec) v = NT_PLD(x, SX, i + k * VL);
-            if (nm == 2) v *= NT_PLD(y, SY, i + k * VL);
-            acc[k] += w ? v * __builtin_shuffle(wv, ix[k]) : v;
+    for (int k = 0; k < nv; k++)
+        for (int l = 0; l < VL; l++) ix[k][l] = w ? (IT)((k * VL + l) / n) : 0;
+    ep_dim_t tot = R * n, i = 0, r = 0, stop = SX == 2 || SY == 2 ? tot - 1 : tot;
+    if (NVC) {
+        // a period of 1 to 3 vectors (NVC) in named accumulators, U
+        // periods a step in their own: one accumulator per vector waits on
+        // each addition, and an array of them stays in memory ('ab,b->a'
+        // (2, 75143):F f64, rows of 2 scaled: 15 cycles a period, numpy 8)
+        const int U = NVC == 1 ? 4 : 2;
+        const NT(ivec) i0 = ix[0], i1 = ix[NVC > 1 ? 1 : 0], i2 = ix[NVC > 2 ? 2 : 0];
+        NT(vec) a00 = {0}, a01 = {0}, a02 = {0}, a10 = {0}, a11 = {0}, a12 = {0};
+        NT(vec) a20 = {0}, a30 = {0};
+#define NT_PSTEP(q0, q1, q2, e, rr) do {                                                  \
+        NT(vec) wv_ = w ? NT(period_scales_at)(w, rw, rr) : (NT(vec)){0};                  \
+        q0 += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv_, i0, e);                    \
+        if (NVC > 1) q1 += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv_, i1, (e) + VL); \
+        if (NVC > 2) q2 += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv_, i2, (e) + 2 * VL); \
+    } while (0)
+        // (every step's scales inside the rows: no tail in the loop)
+        for (; i + U * P <= stop && (!w || r + (U - 1) * rp + VL <= R);
+             i += U * P, r += U * rp) {
+            NT_PSTEP(a00, a01, a02, i, r);
+            NT_PSTEP(a10, a11, a12, i + P, r + rp);
+            if (U == 4) {
+                NT_PSTEP(a20, a01, a02, i + 2 * P, r + 2 * rp);
+                NT_PSTEP(a30, a01, a02, i + 3 * P, r + 3 * rp);
+            }
+        }
+        for (; i + P <= stop; i += P, r += rp) {
+            NT(vec) wv = w ? NT(period_scales)(w, rw, r, R, rp) : (NT(vec)){0};
+            a00 += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv, i0, i);
+            if (NVC > 1) a01 += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv, i1, i + VL);
+            if (NVC > 2) a02 += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv, i2, i + 2 * VL);
+        }
+#undef NT_PSTEP
+        acc[0] = (a00 + a10) + (a20 + a30);
+        acc[1] = a01 + a11;
+        acc[2] = a02 + a12;
+    } else {
+        for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
+        for (; i + P <= stop; i += P, r += rp) {
+            NT(vec) wv = w ? NT(period_scales)(w, rw, r, R, rp) : (NT(vec)){0};
+            for (int k = 0; k < nv; k++)
+                acc[k] += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv, ix[k], i + k * VL);
         }
     }
     T part[NT_PERIOD_N] = {0};
@@ -2857,6 +2918,21 @@ NT(period_body)(int nm, int SX, int SY, const T *x, const T *y, const T *w, ep_i
         part[i % n] += w ? v * w[(i / n) * rw] : v;
     }
     for (ep_dim_t j = 0; j < n; j++) o[j] = first ? part[j] : o[j] + part[j];
+}
+
+static inline __attribute__((always_inline)) NT_TGT void
+NT(period_body)(int nm, int SX, int SY, const T *x, const T *y, const T *w, ep_inc_t rw,
+                ep_dim_t n, ep_dim_t R, T *o, int first)
+{
+    const int nv = NT(period_vectors)(n);
+    if (nv == 1)
+        NT(period_run)(nm, SX, SY, 1, x, y, w, rw, n, R, o, first);
+    else if (nv == 2)
+        NT(period_run)(nm, SX, SY, 2, x, y, w, rw, n, R, o, first);
+    else if (nv == 3)
+        NT(period_run)(nm, SX, SY, 3, x, y, w, rw, n, R, o, first);
+    else
+        NT(period_run)(nm, SX, SY, 0, x, y, w, rw, n, R, o, first);
 }
 
 NT_FN void NT(rows_period)(int nm, const T *x, const T *y, ep_dim_t n, ep_dim_t R, T *o,

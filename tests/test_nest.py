@@ -465,11 +465,14 @@ def test_short_rows_scaled_or_at_stride_two_summed_into_one_row_run_in_periods(
     or with an input at stride 2 ('ab,ab->b' with one input [:, ::2], either
     or both): one period stream, the scales spread to their lanes by a
     permute; row counts that end inside a period and past the last whole
-    one, and a second visit adding to the first."""
+    one, and a second visit adding to the first; periods of one vector (n
+    dividing it) and of three run several periods a step in their own
+    accumulators, the last steps' scales past the rows' end one period at
+    a time."""
     rng = np.random.default_rng(43)
     lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
-    for n in sorted({2, 3, 5, 7, max(2, lanes - 1)}):
-        for R in (16, 45, 1001):
+    for n in sorted({2, 3, 4, 5, 6, 7, max(2, lanes - 1)}):
+        for R in (16, 45, 1001, 4103):
             A = _rand(rng, (R, n), dtype)
             B2 = _rand(rng, (R, 2 * n), dtype)
             A2 = _rand(rng, (R, 2 * n), dtype)
