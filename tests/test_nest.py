@@ -463,8 +463,8 @@ def test_short_rows_scaled_or_at_stride_two_summed_into_one_row_run_in_periods(
     """Rows shorter than a vector, end to end, summed into one output row
     with a scale per row ('ab,a->b', the scales contiguous or at stride 2)
     or with an input at stride 2 ('ab,ab->b' with one input [:, ::2], either
-    or both): one period stream, the scales spread to their lanes by a
-    permute; row counts that end inside a period and past the last whole
+    or both, or one input alone with rows of a vector up to 16): one period
+    stream, the scales spread to their lanes by a permute; row counts that end inside a period and past the last whole
     one, and a second visit adding to the first; periods of one vector (n
     dividing it) and of three run several periods a step in their own
     accumulators, the last steps' scales past the rows' end one period at
@@ -484,6 +484,12 @@ def test_short_rows_scaled_or_at_stride_two_summed_into_one_row_run_in_periods(
                 want = (x[:, ::sx] * y[:, ::sy]).sum(0)
                 _into_one_row_and_again(dtype, 2, [(R, n * sx, n * sy, 0), (n, sx, sy, 1)],
                                         (x, y), want, R, isa)
+    # one input's rows of a vector up to 16 elements at stride 2
+    for n in sorted({lanes, lanes + 1, 11, 16} & set(range(lanes, 17))):
+        for R in (16, 45, 1001):
+            A2 = _rand(rng, (R, 2 * n), dtype)
+            _into_one_row_and_again(dtype, 1, [(R, 2 * n, 0), (n, 2, 1)], (A2,),
+                                    A2[:, ::2].sum(0), R, isa)
 
 
 def test_short_rows_summed_into_one_row_are_planned_as_a_period_stream(one_thread):
