@@ -721,6 +721,21 @@ def test_small_operand_strided_along_the_row_made_contiguous_once():
     B2 = np.empty((300, 96))[:, ::2]
     assert len(plan_for("bij,bj->bi", A2, B2).steps) == 1
 
+def test_small_operand_of_an_outer_product_is_read_in_place():
+    """A small operand with no axis in common with the large one (an outer
+    product) keeps its own order, which the output follows: 'ab,c->acb'
+    (3, 8):F x (9141,)[::-1] merges b and a into rows of 24 (one per c)
+    instead of copying A to C order, after which they do not merge."""
+    rng = np.random.default_rng(8)
+    A = np.asfortranarray(rng.standard_normal((3, 8)))
+    x = rng.standard_normal(9141)[::-1]
+    (nest,) = plan_for("ab,c->acb", A, x).steps
+    assert isinstance(nest, NestStep) and [lp.extent for lp in nest.loops] == [9141, 24]
+    np.testing.assert_array_equal(einplan.einsum("ab,c->acb", A, x),
+                                  np.einsum("ab,c->acb", A, x))
+    assert "relaid out" not in str(einplan.explain("ab,c->acb", A, x))
+
+
 
 def test_small_operand_walked_against_the_large_one_made_contiguous_once():
     """A small operand in the large one's axis order but reversed along one
