@@ -159,8 +159,21 @@ def nest_seconds(step: NestStep, dtype) -> float:
             t_revisit = total * (1 - 1 / visits) * 2 * item / L2_BANDWIDTH
     t_out = 0.0
     if step.short:
-        # one FMA per element, the result held in registers over the short loop
-        t_row = VEC_ELEM_S * 2 * item
+        # one FMA per element, the result held in registers over the short
+        # loop; summed over it into contiguous rows, one input is loaded per
+        # element and the output stored once per step.short elements
+        # ('ij,jk,kl,lm->im' (777,9) x (9,16) x (16,3) x (3,1840) f32, the
+        # last step 'il,lm->im' with l = 3 held: 125 us, priced as a store
+        # per element at 604 and passed over for a path of 3x the FLOPs,
+        # 362 us) -- when the short loop's rows stay in L1: from L2 they
+        # cost as much as a store ('ij,jk,kl->il' (902,5) x (5,11) x
+        # (11,5704) f64, 'il' from 'ij' and 'jl' with j held: 5 rows of 45 KB
+        # per i, 4.1 ms, 3.0 through a GEMM of k = 11); else (dots, copied
+        # rows, rows shorter than a vector) a load and a store
+        n = loops[-1][0]
+        sums = (step.row == "short-sum/contig" and n >= vector_lanes(item)
+                and step.short * n * item <= l1_bytes())
+        t_row = VEC_ELEM_S * item * ((1 + 1 / step.short) if sums else 2)
         if abs(row[-1]) > 1:
             # a strided output row is stored element by element, each store
             # a read and a write of its line in L2 ('ia,ib,ic->abc' (2,158)

@@ -1070,3 +1070,36 @@ def test_a_sum_over_a_short_loop_of_one_operand_holds_its_rows_in_registers(dtyp
                 assert isinstance(step, NestStep) and step.short == shape[1], (shape, step)
                 assert step.row.startswith("short-sum"), step.row
                 _close(einplan.einsum(spec, X), np.einsum(spec, X), dtype, shape[1])
+
+
+def test_sums_held_over_rows_in_l1_are_priced_a_load_per_element(one_thread):
+    """The small-edge kernel summing S rows into an output row that it
+    stores once per S elements is priced a load per element (and 1/S of a
+    store) when the S rows stay in L1, so a chain's path ending in such a
+    step wins over one ending in a GEMM of 3x the FLOPs: 'ij,jk,kl,lm->im'
+    (777,9) x (9,16) x (16,3) x (3,1840) f32 on one thread takes numpy's
+    greedy order, the last step 'il,lm->im' with l = 3 held (125 us; the
+    other order's k = 9 GEMM 362 us).  Rows past L1 keep the price of a
+    store too."""
+    from einplan.cost import nest_seconds
+    rng = np.random.default_rng(14)
+    ops = (rng.standard_normal((777, 9)).astype(np.float32),
+           rng.standard_normal((16, 9)).astype(np.float32).T,
+           rng.standard_normal((16, 3)).astype(np.float32),
+           rng.standard_normal((3, 1840)).astype(np.float32))
+    steps = _steps("ij,jk,kl,lm->im", *ops)
+    last = steps[-1]
+    assert isinstance(last, NestStep) and last.short == 3, steps
+    assert last.row == "short-sum/contig" and [lp.extent for lp in last.loops] == [777, 3, 1840]
+    got = einplan.einsum("ij,jk,kl,lm->im", *ops)
+    want = np.einsum("ij,jk,kl,lm->im", *ops, optimize=True)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    # the same step with rows of 45 KB (past L1) costs more per element
+    near = _nest_steps("il,lm->im", np.empty((777, 3), np.float32),
+                       np.empty((3, 1840), np.float32))[0]
+    far = _nest_steps("il,lm->im", np.empty((20, 3), np.float32),
+                      np.empty((3, 71880), np.float32))[0]
+    assert near.short == far.short == 3 and far.row == near.row == "short-sum/contig"
+    per = [nest_seconds(s, "float32") / math.prod(lp.extent for lp in s.loops)
+           for s in (near, far)]
+    assert per[0] < per[1], per
