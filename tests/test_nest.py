@@ -834,8 +834,9 @@ def test_crossed_inputs_plan_the_transposing_kernel():
     """'ab,ab->' of a Fortran and a C array (and 'ab,ba->ab', and x a
     [:, ::2] slice) plan the transposing kernel in tiles of every row by a
     run of the row, and say so; a y walked backwards across its rows,
-    complex, rows of middling length in tiles of many rows past L2, or a
-    few rows of y at stride 2 in long rows keep the copied tiles."""
+    complex, rows of middling length in tiles of many rows past L2 (their
+    products not summed along the row), or a few rows of y at stride 2 in
+    long rows keep the copied tiles."""
     from einplan.nest import TPAIR_ROW, TPAIR_COPY_RUN, vector_lanes
     A = np.asfortranarray(np.ones((3000, 300)))
     B = np.ones((3000, 300))
@@ -866,6 +867,13 @@ def test_crossed_inputs_plan_the_transposing_kernel():
     # ... but rows of 20 or fewer, and tiles of a few vectors of rows, transpose
     st = _plan_for("abc,acb->abc", A4[..., :20], np.ones((4, 20, 52631), np.float32)).steps[0]
     assert st.row == "prod/transposed"
+    # ... and so do rows of any length whose products are summed along them
+    A7 = np.ones((553, 43, 126))
+    B7 = np.ones((126, 553, 43)).transpose(1, 2, 0)
+    assert _plan_for("abc,abc->abc", A7, B7).steps[0].row == "prod/strided"
+    st = _plan_for("abc,abc->a", A7, B7).steps[0]
+    assert st.row == "sum/transposed"
+    np.testing.assert_allclose(einplan.einsum("abc,abc->a", A7, B7), np.full(553, 43 * 126.0))
     e = TPAIR_COPY_RUN * vector_lanes(8) - 1
     A5 = np.ones((38, 5, 218, e), order="F")
     st = _plan_for("abcd,abcd->", A5, np.ones((38, 5, 218, 2 * e))[..., ::2]).steps[0]
