@@ -2744,3 +2744,30 @@ def test_rows_only_moved_are_copied_exactly(isa, dtype, one_thread):
                 _native.prepare_nest(dtype, 1, [(2, 0, 0), (R, estrides(A)[0], n),
                                                 (n, 1, 1)])((A,), o, isa=isa)
                 np.testing.assert_array_equal(o, A + A)
+
+
+def test_tiles_of_a_far_strided_input_run_in_row_blocks_within_the_tlb():
+    """An input stepping a page or more per element of the tiles' row,
+    walked by a loop outside the tiles at less than a page a step, runs
+    the row in blocks (block loop outermost) whose span of that input the
+    second-level TLB holds: 'abcd,abcd->' (26,589,84,8)[..., ::2] x its
+    (d,c,a,b)-ordered copy f64 (A 10.7 KB per element of the row ab, c
+    outside at 128 bytes) in blocks of 2 MB / 10.7 KB -> 128; the same
+    call on small operands, whose row is one block, has none; blocked rows
+    sum to numpy's result, into one element and into an output along c."""
+    from einplan.nest import TLB_SPAN
+    A = np.empty((26, 589, 84, 16))[..., ::2]
+    B = np.empty((8, 84, 26, 589)).transpose(2, 3, 1, 0)
+    (st,) = _plan_for("abcd,abcd->", A, B).steps
+    assert st.row == "sum/transposed" and st.tile, st
+    assert st.block == 128 and TLB_SPAN // (1344 * 8) < 256, st
+    assert "row in blocks of 128" in str(einplan.explain("abcd,abcd->", A, B))
+    rng = np.random.default_rng(15)
+    A = rng.standard_normal((3, 200, 40, 16))[..., ::2]
+    B = rng.standard_normal((8, 40, 3, 200)).transpose(2, 3, 1, 0)
+    assert _plan_for("abcd,abcd->", A[:, :50], B[:, :50]).steps[0].block == 0
+    assert 0 < _plan_for("abcd,abcd->", A, B).steps[0].block < 600
+    got = einplan.einsum("abcd,abcd->", A, B)
+    np.testing.assert_allclose(got, np.einsum("abcd,abcd->", A, B), rtol=1e-10)
+    got = einplan.einsum("abcd,abcd->c", A, B)
+    np.testing.assert_allclose(got, np.einsum("abcd,abcd->c", A, B), rtol=1e-10, atol=1e-10)
