@@ -2834,12 +2834,6 @@ NT(period_scales)(const T *w, ep_inc_t rw, ep_dim_t r, ep_dim_t R, int rp)
     return r + VL <= R ? NT(period_scales_at)(w, rw, r) : NT(period_scales_tail)(w, rw, r, rp);
 }
 
-// The same stream with the inputs' elements at a stride SX, SY of 1 or 2
-// (a [..., ::2] slice: 'abc,bc->ac' (279500, 4) x (279500, 8)[:, ::2]
-// f32 ran a row at a time, 0.62x numpy), and w[r*rw], when given, the
-// row's scale (an input constant along the row: 'ab,a->b' with b = 3, a
-// GEMV's dot form over short rows): the P / n scales of a period loaded
-// as one vector and spread to their lanes by a permute.
 // One vector of the period stream at flat element e: the inputs' product,
 // times the row scales spread to their lanes (wv: the period's scales)
 static inline __attribute__((always_inline)) NT_TGT NT(vec)
@@ -2851,6 +2845,12 @@ NT(period_term)(int nm, int SX, int SY, const T *x, const T *y, int scaled, NT(v
     return scaled ? v * __builtin_shuffle(wv, ixk) : v;
 }
 
+// The same stream with the inputs' elements at a stride SX, SY of 1 or 2
+// (a [..., ::2] slice: 'abc,bc->ac' (279500, 4) x (279500, 8)[:, ::2]
+// f32 ran a row at a time, 0.62x numpy), and w[r*rw], when given, the
+// row's scale (an input constant along the row: 'ab,a->b' with b = 3, a
+// GEMV's dot form over short rows): the P / n scales of a period loaded
+// as one vector and spread to their lanes by a permute.
 static inline __attribute__((always_inline)) NT_TGT void
 NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, const T *w,
                ep_inc_t rw, ep_dim_t n, ep_dim_t R, T *o, int first)
@@ -2920,6 +2920,7 @@ NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, co
     for (ep_dim_t j = 0; j < n; j++) o[j] = first ? part[j] : o[j] + part[j];
 }
 
+// The period stream, its vectors a constant when they are 1 to 3
 static inline __attribute__((always_inline)) NT_TGT void
 NT(period_body)(int nm, int SX, int SY, const T *x, const T *y, const T *w, ep_inc_t rw,
                 ep_dim_t n, ep_dim_t R, T *o, int first)

@@ -816,8 +816,8 @@ TPAIR_COPY_RUN = 4           # ... in tiles of at least this many vectors of row
 def transposes(loops, itemsize, is_complex=False) -> bool:
     """Whether the tiles of the two innermost loops run the transposing
     kernel: a ``transposed_pair`` unless its rows are of middling length,
-    in tiles of many rows, in operands past L2, the output moving along them.  Those took the copied
-    tiles' 64-row runs down y's columns better: 'abc,acb->abc' (36, 1885,
+    in tiles of many rows, in operands past L2, the output moving along
+    them.  Those took the copied tiles' 64-row runs down y's columns better: 'abc,acb->abc' (36, 1885,
     111) float32 7.6 ms copied, 9.4 transposed; (4, 52631, 38) 8.4 copied,
     12.7 transposed, and rows of 24 to 64 alike (x a [..., ::2] slice:
     (1247, 139, 24) float64 11.9 copied, 14.8 transposed).  With rows of
@@ -1002,8 +1002,8 @@ def _far_row_block(loops, itemsize) -> int:
     with it the passes stay within TLB_SPAN bytes of the input, which the
     second-level TLB holds ('abcd,abcd->' (26,589,84,8)[..., ::2] x its
     (d,c,a,b)-ordered copy f64, the row ab with A 10.7 KB an element and c
-    outside at 128 bytes: 32.7 ms; in blocks of 256, 20.0; numpy 21.5).  0:
-    none."""
+    outside at 128 bytes: 32.7 ms; in blocks of 128, 2 MB of A, 21.4;
+    numpy 21.5).  0: none."""
     if len(loops) < 3:
         return 0
     row = loops[-1]
