@@ -817,9 +817,10 @@ def transposes(loops, itemsize, is_complex=False) -> bool:
     """Whether the tiles of the two innermost loops run the transposing
     kernel: a ``transposed_pair`` unless its rows are of middling length,
     in tiles of many rows, in operands past L2, the output moving along
-    them.  Those took the copied tiles' 64-row runs down y's columns better: 'abc,acb->abc' (36, 1885,
-    111) float32 7.6 ms copied, 9.4 transposed; (4, 52631, 38) 8.4 copied,
-    12.7 transposed, and rows of 24 to 64 alike (x a [..., ::2] slice:
+    them.  Those took the copied tiles' 64-row runs down y's columns
+    better: 'abc,acb->abc' (36, 1885, 111) float32 7.6 ms copied, 9.4
+    transposed; (4, 52631, 38) 8.4 copied, 12.7 transposed, and rows of 24
+    to 64 alike (x a [..., ::2] slice:
     (1247, 139, 24) float64 11.9 copied, 14.8 transposed).  With rows of
     8 to 20 the two ran even (float64: the transposing kernel 1.3x
     faster), with 331 or 2048 it ran 1.5-1.8x the copies; tiles of fewer
