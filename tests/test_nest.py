@@ -2771,3 +2771,20 @@ def test_tiles_of_a_far_strided_input_run_in_row_blocks_within_the_tlb():
     np.testing.assert_allclose(got, np.einsum("abcd,abcd->", A, B), rtol=1e-10)
     got = einplan.einsum("abcd,abcd->c", A, B)
     np.testing.assert_allclose(got, np.einsum("abcd,abcd->c", A, B), rtol=1e-10, atol=1e-10)
+
+
+def test_threads_share_out_a_loop_whose_output_steps_a_line(restore_threads):
+    """Two threads share out the outermost loop whose output steps a cache
+    line or more, not one stepping less, along which their writes would
+    share lines: 'ij...,jk...->ik...' (204,3,5,1) x (3,54,1,5) f32 shared out
+    A, 5 elements apart in the output (2 threads 480 us, 1 thread 213); i,
+    1350 apart, is shared out instead."""
+    einplan.set_num_threads(2)
+    rng = np.random.default_rng(16)
+    A = rng.standard_normal((204, 3, 5, 1)).astype(np.float32)
+    B = rng.standard_normal((3, 54, 1, 5)).astype(np.float32)
+    (st,) = _plan_for("ij...,jk...->ik...", A, B).steps
+    assert st.threads >= 2 and st.split >= 0, st
+    assert abs(st.loops[st.split].strides[-1]) * 4 >= 64, st
+    np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", A, B),
+                               np.einsum("ij...,jk...->ik...", A, B), rtol=1e-5, atol=1e-5)
