@@ -1231,9 +1231,10 @@ def period_order(loops, itemsize, nin, is_complex=False):
     return None
 
 
-def _dots_stream(S, L, loops, itemsize, nin) -> bool:
-    """Whether the small-edge kernel's dots (S of them along the row L at
-    once) interleave S rows of an input past L2: S streams from further out."""
+def _short_rows_stream(S, L, loops, itemsize, nin) -> bool:
+    """Whether the small-edge kernel's S rows along L (dots, or sums into
+    one output row), run at once, interleave S rows of an input past L2: S
+    streams from further out."""
     whole = operand_bytes([(lp.extent, lp.strides) for lp in loops], itemsize)
     return any(S.strides[j] != 0 and L.strides[j] != 0 and whole[j] > l2_resident()
                for j in range(nin))
@@ -1357,12 +1358,12 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
         # from beyond L2 those are S streams where the plain rows read one
         # ('abc,ac->b' (6675,3,423) f32: 3.2 ms as 3 dots at once, 1.8 one
         # row after another)
-        held = not _dots_stream(around, row, loops, itemsize, nin)
+        held = not _short_rows_stream(around, row, loops, itemsize, nin)
     if (held and not short_rows and not strided and row.strides[-1] == 1
             and around.strides[-1] == 0
             and PERIOD_VECTORS * lanes + lanes - 1 < row.extent
             and row.extent * itemsize <= l1_bytes() * 3 // 8
-            and _dots_stream(around, row, loops, itemsize, nin)
+            and _short_rows_stream(around, row, loops, itemsize, nin)
             and len(loops) >= 3 and any(loops[-3].strides[j] != 0 and around.strides[j] != 0
                                         and row.strides[j] != 0 for j in range(nin))):
         # so does the sum form, S rows summed into an output row that stays
@@ -1391,7 +1392,7 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
     shares = (nin == 2 and L.strides[-1] == 0 and S.strides[-1] != 0
               and L.extent >= SHARE_ROW_VECTORS * lanes
               and any(S.strides[j] == 0 for j in range(nin))
-              and not _dots_stream(S, L, loops, itemsize, nin))
+              and not _short_rows_stream(S, L, loops, itemsize, nin))
     if not (short_rows or strided or held or revisits or shares or nin == 1):
         return None
     return best[1]
@@ -1722,10 +1723,9 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
         split = _split(loops, len(ins), cap, False, 2, itemsize, tile)
     threads = cap if split >= 0 else 1
     block = (blocked[1] if blocked is not None
-             else 0 if tile or short or ctile or period or split == len(loops) - 1
+             else 0 if short or ctile or period or split == len(loops) - 1
+             else _far_row_block(loops, itemsize) if tile
              else _row_block(loops, itemsize))
-    if tile and blocked is None and split != len(loops) - 1:
-        block = _far_row_block(loops, itemsize) or block
     row = "prod"
     if ctile:
         row = "ctile"
