@@ -519,6 +519,13 @@ def traffic(loops, itemsize, held=0):
     for depth, (extent, st) in enumerate(reversed(loops[:-1])):
         inside = sum(foot)
         fits = depth < held or inside <= l2_resident()
+        # short rows from beyond L2 continue their streams while the
+        # prefetcher follows those of all operands together: 29 rows of an
+        # input interleaved with 29 of the output are more than it holds
+        # ('bij,jk->bik' (29,53050,5)[::-1] x (5,9) f32, rows of 36 bytes,
+        # with b around them: 35 ms; b outermost, 3.7)
+        # (an operand the row steps a line or more an element forms none)
+        live = sum(n for n, b, s in zip(streams, big, st_row) if b and abs(s) * itemsize < LINE)
         # a re-read from L3 costs a fraction of one from memory
         reread = 1.0 if inside > L3_SHARE else L3_REREAD
         for j, s in enumerate(st):
@@ -529,7 +536,7 @@ def traffic(loops, itemsize, held=0):
             step = abs(s) * itemsize
             if ragged[j]:
                 if (step == span[j] and (fits or not jump[j])
-                        and (streams[j] <= PREFETCH_STREAMS or not big[j])):
+                        and (live <= PREFETCH_STREAMS or not big[j])):
                     ragged[j] = False   # the next row continues the stream
                 elif not jump[j]:
                     jump[j] = step
@@ -714,20 +721,31 @@ def order_loops(table, itemsize, complex_=False):
     return labels + [row]
 
 
-def forward(table):
+def forward(table, itemsize):
     """``table`` with each loop that no operand walks forwards (every stride
     negative or 0, one negative: an axis reversed by a [::-1] view) walked
     from its last element instead, as numpy's nditer does; ->
     (table, each operand's first element, in elements, the labels turned).
     The turned loops then merge with their neighbours ('abc->c' over
     x[::-1] of (59792, 2, 29): a and b one run of rows).  A summed loop runs
-    its sum in the other order."""
+    its sum in the other order.  A loop the operands walk in both directions
+    is turned when those walking it backwards stream from beyond L2 and
+    those walking it forwards fit in it: the hardware prefetcher follows
+    rows read forwards and jumping back poorly ('abc->ba' over x[::-1] of
+    (13208, 2, 190) f64, rows of 3 KB each 6 KB behind the last: 6.0 ms;
+    turned, 1.8 ms, the small output written backwards).  Not when that
+    turns another large operand backwards: some row kernels read it worse
+    ('ab,a->b' (3711183, 2)[::-1] x (3711183,) f32: 2.7 ms as it is, 3.5
+    turned)."""
     nops = len(next(iter(table.values()))[1]) if table else 0
+    held = [math.prod(e for e, st in table.values() if st[j] != 0) for j in range(nops)]
     offsets = [0] * nops
     turned = ""
     out = {}
     for c, (e, st) in table.items():
-        if e > 1 and all(s <= 0 for s in st) and any(s < 0 for s in st):
+        back = sum(h for h, s in zip(held, st) if s < 0)
+        ahead = sum(h for h, s in zip(held, st) if s > 0)
+        if e > 1 and back and (ahead == 0 or back * itemsize > l2_bytes() >= ahead * itemsize):
             offsets = [o + (e - 1) * s for o, s in zip(offsets, st)]
             st = tuple(-s for s in st)
             turned += c
@@ -1665,7 +1683,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     labels += [c for c in out_strides if c not in labels and sizes[c] != 1]
     own = [dict(zip(lab, st)) for _, lab, st in ins]
     table, offsets, flipped = forward({c: (sizes[c], tuple(o.get(c, 0) for o in own)
-                                           + (out_strides.get(c, 0),)) for c in labels})
+                                           + (out_strides.get(c, 0),)) for c in labels}, itemsize)
     table = coalesce(table)
     is_complex = str(dtype).startswith("complex")
     loops = [NestLoop(c, table[c][0], table[c][1])

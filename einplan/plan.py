@@ -338,8 +338,9 @@ class NestStep:
     ctile: bool = False      # the register-tile kernel over the three innermost
                              # loops (W, K, V): an output tile of W x V in registers
                              # while K streams (row 'ctile')
-    reversed: str = ""       # labels walked from their last element (every operand's
-                             # stride along them negative or 0), so that they merge
+    reversed: str = ""       # labels walked from their last element (the operands
+                             # walking them backwards hold more), so that they merge
+                             # and stream forwards
     native: object = field(default=None, compare=False, repr=False)
 
     @property

@@ -1339,6 +1339,15 @@ def test_loops_no_operand_walks_forwards_are_turned_and_merged(dtype):
     _close(out[::-1], y[::-1] * y[::-1], dtype, 1)
     (step,) = _plan_for("ab,ab->ab", y[::-1], y).steps
     assert step.reversed == ""
+    # a loop walked both ways is turned when the operands walking it
+    # backwards hold more, past L2: the large input, not the small output
+    n = 2 * nest.l2_bytes() // (38 * np.dtype(dtype).itemsize)
+    z = _rand(rng, (n, 2, 19), dtype)[::-1]
+    (step,) = _plan_for("abc->ba", z).steps
+    assert step.reversed == "a"
+    assert [lp.strides for lp in step.loops if lp.labels == "a"] == [(2 * 19, -2)]
+    _close(einplan.einsum("abc->ba", z), np.einsum("abc->ba", z), dtype, 19)
+    assert _plan_for("abc->ba", z[:60]).steps[0].reversed == ""
     # a NestCall's offsets: the reach of each operand is checked with them
     a = np.arange(10.0)
     call = _native.prepare_nest("float64", 1, [(10, 1, 0)], offsets=(0, 0))
@@ -1423,6 +1432,29 @@ def test_rows_of_more_streams_than_the_prefetcher_follows_are_ragged():
     B = rng.random((13, 300), dtype=np.float32)
     np.testing.assert_allclose(einplan.einsum("abc,cb->ac", A, B),
                                np.einsum("abc,cb->ac", A, B), rtol=1e-5)
+
+
+def test_streams_of_all_operands_count_against_the_prefetcher():
+    """'bij,jk->bik' (29, 53050, 5)[::-1] x (5, 9) f32: b does not merge
+    with i (the input walks it backwards, the output forwards).  Around the
+    rows of k, b interleaves 29 rows of the input with 29 of the output:
+    each operand's streams alone are few enough for the prefetcher, both
+    together are not (35 ms, 0.6x numpy); b outermost streams one slab of
+    each at a time (3.7 ms)."""
+    table = {"b": (29, (-265250, 0, 477450)), "i": (53050, (5, 0, 9)),
+             "j": (5, (1, 9, 0)), "k": (9, (0, 1, 1))}
+    assert nest.order_loops(table, 4)[0] == "b"
+    inside = nest.traffic([table[c] for c in "ijbk"], 4)
+    outside = nest.traffic([table[c] for c in "bijk"], 4)
+    assert outside < 0.5 * inside, (outside, inside)
+    A = np.empty((29, 53050, 5), np.float32)[::-1]
+    (step,) = _plan_for("bij,jk->bik", A, np.empty((5, 9), np.float32)).steps
+    assert step.loops[0].labels == "b" and step.short == 5
+    rng = np.random.default_rng(3)
+    A = rng.random((7, 300, 5), dtype=np.float32)[::-1]
+    B = rng.random((5, 9), dtype=np.float32)
+    np.testing.assert_allclose(einplan.einsum("bij,jk->bik", A, B),
+                               np.einsum("bij,jk->bik", A, B), rtol=1e-5)
 
 
 def test_short_strided_rows_from_memory_are_ragged():

@@ -128,8 +128,8 @@ def _nest(s):
         lines.append(f"    {lp.labels:<8}{lp.extent:>10}  {st}"
                      + ("  (summed)" if lp.reduces else ""))
     if getattr(nst, "reversed", None):
-        lines.append(f"             '{nst.reversed}' walked from its last element: every operand's "
-                     "stride there is negative or 0 (strides above as walked)")
+        lines.append(f"             '{nst.reversed}' walked from its last element, forwards through "
+                     "the operands that walk it backwards and hold the most (strides above as walked)")
     lines.append(f"  kernel     nest, {s.kernel.isa}, row {nst.row}"
                  + (f", vectorised along '{nst.vectorised}'"
                     if nst.row.endswith(("contig", "gathered")) or getattr(nst, "short", None) else "")
