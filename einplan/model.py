@@ -411,17 +411,23 @@ def _crossing_share(axes, tile, c2=1):
     return sum(1 for t in range(period) if (t * tile) % run + tile > run) / period
 
 
+def tiles_scattered(m_axes, n_axes, mr, nr, c2=1) -> float:
+    """Share of the MR x NR tiles of C over m's and n's axes (Axis, outer to
+    inner, C's stride last) whose rows or columns cross a break in C's
+    strides: those stored element by element through a private tile
+    (ep_macro_kernel_template.h).  ``c2``: 2 for 1m's doubled n."""
+    sm = _crossing_share(m_axes, mr)
+    sn = _crossing_share(n_axes, nr, c2)
+    return 1.0 - (1.0 - sm) * (1.0 - sn)
+
+
 def scattered_share(step) -> float:
-    """Share of a GemmStep's C tiles stored element by element through a
-    private tile (ep_macro_kernel_template.h): those whose rows or columns
-    cross a break in C's strides, where m's or n's axes did not merge."""
+    """``tiles_scattered`` of a GemmStep (0 off the packed engine)."""
     k = step.kernel
     if k is None or k.path != KernelPath.GEMM:
         return 0.0
     c2 = 2 if step.complex_mode == "1m" else 1
-    sm = _crossing_share(step.m.axes, k.mr)
-    sn = _crossing_share(step.n.axes, k.nr, c2)
-    return 1.0 - (1.0 - sm) * (1.0 - sn)
+    return tiles_scattered(step.m.axes, step.n.axes, k.mr, k.nr, c2)
 
 
 def predict_gemm(mach: Machine, dtype, sched: GemmSchedule, bytes_a: float, bytes_b: float,

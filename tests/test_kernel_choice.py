@@ -169,22 +169,48 @@ def test_c_tiles_across_a_break_in_cs_strides_are_priced_per_element():
     b = rng.standard_normal((5, 465, 1, 1)).astype(np.float32)
     spec, arrays = parse_spec(("ij...,jk...->ik...", a, b))
     infos = describe_operands(arrays)
-    (gemm,) = planner.make_plan(spec, infos, gemm_only=True).steps
+    # out= in numpy's layout fixes C's strides (order='K' would be free to
+    # lay C out so that n merges there: see the next test)
+    out = np.empty((80, 465, 4, 3), np.float32)
+    (gemm,) = planner.make_plan(spec, infos, gemm_only=True, out_info=describe(out)).steps
     assert model.scattered_share(gemm) == 1.0
     regular = dataclasses.replace(gemm, n=dataclasses.replace(gemm.n, axes=gemm.n.axes[-1:]))
     assert model.scattered_share(regular) == 0.0
     tiles = 465 * 960                               # at least every element of C
     assert (cost.gemm_seconds(gemm, np.float32) - cost.gemm_seconds(regular, np.float32)
             >= tiles * model.SCATTER_CYCLES / (cost.NOMINAL_GHZ * 1e9 * 2))
-    (step,) = planner.make_plan(spec, infos).steps
+    (step,) = planner.make_plan(spec, infos, out_info=describe(out)).steps
     assert isinstance(step, NestStep), step
-    np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", a, b),
+    np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", a, b, out=out),
                                np.einsum("ij...,jk...->ik...", a, b), rtol=1e-5, atol=1e-5)
     # a long k outweighs the stores: packed, and explain says how C is stored
     a = rng.standard_normal((80, 500, 4, 3)).astype(np.float32)
     b = rng.standard_normal((500, 465, 1, 1)).astype(np.float32)
-    text = str(einplan.explain("ij...,jk...->ik...", a, b))
+    text = str(einplan.explain("ij...,jk...->ik...", a, b, out=out))
     assert "every C tile crosses a break in C's strides" in text, text
+
+
+def test_a_free_output_is_laid_out_so_that_c_tiles_are_stored_whole():
+    """order='K' leaves C's layout to the planner: of the candidates (numpy's
+    'K' order first), the one whose tiles do not cross breaks in C's strides
+    wins over fewer kernel axes and over numpy's order.
+    'ij...,jk...->ik...' (4830,17,2,1) x (17,189,1,1) f32: in numpy's
+    optimize=False layout n = (i, A) breaks every 2 columns in C and every
+    tile went element by element (7.5 ms); laid out (i, A, k) -- m = (i, A)
+    merged in C, A's panels gathered -- 1.0 ms (numpy 1.6-1.8)."""
+    from einplan import model
+    rng = np.random.default_rng(29)
+    for a_shape, b_shape in (((4830, 17, 2, 1), (17, 189, 1, 1)),
+                             ((80, 500, 4, 3), (500, 465, 1, 1))):
+        a = rng.standard_normal(a_shape).astype(np.float32)
+        b = rng.standard_normal(b_shape).astype(np.float32)
+        spec, arrays = parse_spec(("ij...,jk...->ik...", a, b))
+        (gemm,) = planner.make_plan(spec, describe_operands(arrays), gemm_only=True).steps
+        assert model.scattered_share(gemm) == 0.0
+        text = str(einplan.explain("ij...,jk...->ik...", a, b))
+        assert "C tiles are stored as contiguous vectors" in text, text
+        np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", a, b),
+                                   np.einsum("ij...,jk...->ik...", a, b), rtol=2e-4, atol=2e-4)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
