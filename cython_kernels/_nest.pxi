@@ -19,6 +19,7 @@ cdef extern from "ep_nest.h" nogil:
         ep_dim_t block
         int block_outer
         int short_loop
+        int across
         int conj
         int isa
         const void *in_ "in"[8]
@@ -56,7 +57,7 @@ cdef class NestCall:
 
     def __init__(self, dtype, int nin, loops, int split, int nthreads, int tile,
                  int64_t block=0, int short_loop=0, int tile_row=0, bint conj=False,
-                 offsets=None, bint transposed=False, bint block_outer=False):
+                 offsets=None, bint transposed=False, bint block_outer=False, int across=0):
         cdef int i, j
         self.dtype = np.dtype(dtype)
         if self.dtype.name not in _NEST_DTYPES:
@@ -80,6 +81,7 @@ cdef class NestCall:
         self.d.block = max(block, 0)
         self.d.block_outer = block_outer
         self.d.short_loop = short_loop
+        self.d.across = max(across, 0)
         self.d.conj = conj
         self.d.isa = -1
         lo = [0] * (nin + 1)

@@ -405,6 +405,14 @@ typedef struct {
     uint64_t run;                    // this run of the nest (for ep_turn)
     int bl;                          // the loop run in blocks (ep_blocks) other than the
     ep_dim_t bl_n;                   // row (-1: none), and its extent in this block
+    int across;                      // the loop the across kernel runs (-1: none), with
+    int ax_e;                        // its block's iterations and, per iteration, each
+    ep_dim_t ax_c;                   // operand's offset; chunks of ax_c elements
+    ep_inc_t ax_off[EP_NEST_MAXIN + 1][EP_NEST_ACROSS_MAXE];
+    unsigned char ax_first[EP_NEST_ACROSS_MAXE];   // the first visit of its output element
+    int ax_pk[EP_NEST_MAXIN + 1];    // copied per chunk: an input strided along the loop;
+                                     // the output, when its blocks lie end to end
+    ep_inc_t ax_lo[EP_NEST_MAXIN + 1], ax_r[EP_NEST_MAXIN + 1];   // the span copied
 } ep_nest_ctx_t;
 
 // The small-edge kernel over the loop at dpt (the rows; none when dpt is the
@@ -436,6 +444,150 @@ static void ep_short(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int firs
     c->rows->short_rows(nin, p, ro, rs, rl, R, (int)d->extent[sx], n, o, ro[nin],
                         d->stride[nin][sx], d->stride[nin][lx],
                         first && (r0 == 0 || ro[nin] != 0), c->sbuf);
+}
+
+// The across kernel: the loop at dpt runs in chunks of c->ax_c of its
+// elements, vector lanes along it.  Each input strided along it is copied
+// per chunk into one contiguous row per element of its block (a transpose:
+// the block is the innermost loops, whose offsets c->ax_off holds), then
+// each iteration of the block is one row kernel call over the chunk.  Many
+// small blocks ('nij,nj->ni' with 3 x 3 matrices) run as a few long rows,
+// not as a row of 3 per call.  The output, when its blocks lie end to end
+// and this is its first visit, is gathered in rows too and transposed back
+// once per chunk; else each iteration writes it in place, strided.
+static void ep_across(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
+                      ep_dim_t lo, ep_dim_t hi)
+{
+    const ep_nest_desc_t *d = c->d;
+    int nin = c->nin, es = c->es, dt = c->dt;
+    ep_dim_t i0 = dpt == c->split ? lo : 0, i1 = dpt == c->split ? hi : d->extent[dpt];
+    ep_inc_t so = d->stride[nin][dpt], one = 1;
+    for (ep_dim_t n0 = i0; n0 < i1; n0 += c->ax_c) {
+        ep_dim_t C = i1 - n0 < c->ax_c ? i1 - n0 : c->ax_c;
+        char *buf = c->sbuf;
+        const char *base[EP_NEST_MAXIN];
+        ep_inc_t mul[EP_NEST_MAXIN], rs[EP_NEST_MAXIN];
+        for (int j = 0; j < nin; j++) {
+            ep_inc_t s = d->stride[j][dpt];
+            const char *x = ptr[j] + n0 * s * es;
+            if (c->ax_pk[j]) {
+                c->rows->pack(x + c->ax_lo[j] * es, 1, s, c->ax_r[j], C, buf);
+                base[j] = buf - c->ax_lo[j] * C * es;
+                mul[j] = C;
+                rs[j] = 1;
+                buf += c->ax_r[j] * C * es;
+            } else {
+                base[j] = x;    // read in place along the loop (or constant)
+                mul[j] = 1;
+                rs[j] = s;
+            }
+        }
+        char *o = ptr[nin] + n0 * so * es;
+        // the first visit of the chunk's output elements: a later chunk
+        // adds to an output summed along the loop
+        int fc = first && (n0 == 0 || so != 0);
+        char *ob = c->ax_pk[nin] && fc ? buf - c->ax_lo[nin] * C * es : NULL;
+        for (int e = 0; e < c->ax_e; e++) {
+            const void *p[EP_NEST_MAXIN];
+            ep_inc_t s[EP_NEST_MAXIN];
+            int nm = 0, nf = 0;
+            ep_val_t scale = {1, 0};
+            for (int j = 0; j < nin; j++) {
+                const char *q = base[j] + c->ax_off[j][e] * mul[j] * es;
+                if (d->stride[j][dpt] != 0) {
+                    s[nm] = rs[j];
+                    p[nm++] = q;
+                } else {
+                    ep_val_t v = ep_load(dt, q);
+                    scale = nf++ == 0 ? v : ep_mul(dt, scale, v);
+                }
+            }
+            ep_inc_t oe = c->ax_off[nin][e];
+            int f = c->ax_first[e] && fc;
+            if (so == 0) {
+                double r2[2] = {0, 0};
+                float f2[2] = {0, 0};
+                int single = dt == EP_NEST_F32 || dt == EP_NEST_C64;
+                c->rows->sum(nm, p, s, C, single ? (void *)f2 : (void *)r2);
+                ep_val_t r;
+                if (single) { r.re = f2[0]; r.im = f2[1]; }
+                else { r.re = r2[0]; r.im = r2[1]; }
+                if (nf) r = ep_mul(dt, r, scale);
+                ep_store(dt, o + oe * es, r, !f);
+            } else {
+                double sc[2];
+                ep_put(dt, sc, scale);
+                if (ob)
+                    c->rows->prod(nm, p, s, C, ob + oe * C * es, one, sc, c->ax_first[e]);
+                else
+                    c->rows->prod(nm, p, s, C, o + oe * es, so, sc, f);
+            }
+        }
+        if (ob)   // the rows back into the chunk's blocks, end to end
+            c->rows->pack(ob + c->ax_lo[nin] * C * es, 1, C, C, c->ax_r[nin],
+                          o + c->ax_lo[nin] * es);
+    }
+}
+
+// The across kernel's layout (ep_across): the block's offsets, which
+// operands it copies and its chunk; *sbuf_n the elements of its copies per
+// thread.  0 when the nest does not take it.
+static int ep_across_context(const ep_nest_desc_t *d, ep_nest_ctx_t *c, ep_dim_t *sbuf_n)
+{
+    int a = d->ndim - 1 - d->across, nin = d->nin;
+    if (d->across <= 0 || a < 0 || d->tile > 0 || d->short_loop || d->block > 0 || d->conj ||
+        c->split > a)
+        return 0;
+    ep_dim_t E = 1;
+    for (int x = a + 1; x < d->ndim; x++) {
+        E *= d->extent[x];
+        if (E > EP_NEST_ACROSS_MAXE) return 0;
+    }
+    int moving = 0;
+    for (int j = 0; j < nin; j++) moving |= d->stride[j][a] != 0;
+    if (!moving) return 0;
+    for (int e = 0; e < (int)E; e++) {
+        ep_dim_t rest = e;
+        for (int op = 0; op <= nin; op++) c->ax_off[op][e] = 0;
+        for (int x = d->ndim - 1; x > a; x--) {
+            ep_dim_t i = rest % d->extent[x];
+            rest /= d->extent[x];
+            for (int op = 0; op <= nin; op++) c->ax_off[op][e] += i * d->stride[op][x];
+        }
+        c->ax_first[e] = 1;
+        for (int f = 0; f < e; f++)
+            if (c->ax_off[nin][f] == c->ax_off[nin][e]) c->ax_first[e] = 0;
+    }
+    c->ax_e = (int)E;
+    ep_dim_t rows = 0;
+    for (int op = 0; op <= nin; op++) {
+        ep_inc_t lo = c->ax_off[op][0], hi = lo, s = d->stride[op][a];
+        for (int e = 0; e < (int)E; e++) {
+            ep_inc_t v = c->ax_off[op][e];
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+        }
+        c->ax_lo[op] = lo;
+        c->ax_r[op] = hi - lo + 1;
+        if (op < nin) {
+            // strided along the loop: copied, the block's span (at most
+            // twice its iterations: a sparse span is read in place)
+            c->ax_pk[op] = s != 0 && s != 1 && c->ax_r[op] <= 2 * E;
+        } else {
+            // the output's blocks end to end, each element once per block
+            ep_dim_t uniq = 0;
+            for (int e = 0; e < (int)E; e++) uniq += c->ax_first[e];
+            c->ax_pk[op] = s != 0 && s == c->ax_r[op] && uniq == c->ax_r[op] && s > 1;
+        }
+        if (c->ax_pk[op]) rows += c->ax_r[op];
+    }
+    // chunks of copies about 16 KB in all (the rows stay in L1)
+    ep_dim_t C = rows ? (16384 / c->es) / rows : 512;
+    C = C < 32 ? 32 : C > 512 ? 512 : C & ~(ep_dim_t)15;
+    c->ax_c = C;
+    *sbuf_n = rows * C;
+    c->across = a;
+    return 1;
 }
 
 // The register-tile kernel over the three innermost loops W, K, V
@@ -591,6 +743,10 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
 {
     const ep_nest_desc_t *d = c->d;
     int nops = c->nin + 1, es = c->es;
+    if (dpt == c->across) {
+        ep_across(c, dpt, ptr, first, lo, hi);
+        return;
+    }
     if (dpt >= c->inner) {
         if (c->inner >= 0 && c->split == c->inner)
             ep_row(c, ptr, lo, hi - lo, first && (lo == 0 || c->so != 0));
@@ -742,6 +898,13 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->run = __atomic_add_fetch(&ep_nest_runs, 1, __ATOMIC_RELAXED);
     c->row_n = c->inner >= 0 ? d->extent[c->inner] : 1;
     c->split = nt > 1 ? d->split : -1;
+    c->across = -1;
+    *sbuf_n = 0;
+    if (ep_across_context(d, c, sbuf_n)) {
+        c->stream = -1;
+        c->stream_loads = 0;
+        return;
+    }
     if (d->short_loop == 2 && d->ndim >= 3 && d->nin == 2 && d->tile <= 0 &&
         (c->split != c->inner - 1 || d->ndim == 3)) {
         // the register-tile kernel's shape: x constant along W, y along V,

@@ -15,6 +15,7 @@
 
 #define EP_NEST_MAXIN 8      // inputs of one nest
 #define EP_NEST_SHORT 8      // longest short loop the small-edge kernel holds in registers
+#define EP_NEST_ACROSS_MAXE 64   // iterations of the block the across kernel runs per element
 // Rows of 2..EP_PICK_N elements, fewer than a vector of 32 or 64 bytes, end
 // to end, summed a vector of rows at a time by picking each row's elements
 // into its lane (ep_nest_template.h's picked_n), forward rows dotted with a
@@ -61,6 +62,14 @@ typedef struct {
                              // the register-tile kernel (o[w,v] += x[k,v] * y[w,k], x
                              // constant along W, y along V, the output along K; the
                              // threads' loop outside them or V, else ignored)
+    int across;              // > 0: the loop outside the `across` innermost loops runs
+                             // across its elements in chunks, vector lanes along it:
+                             // each input strided along it copied per chunk into rows
+                             // (one per element of its block, the innermost loops'
+                             // at most EP_NEST_ACROSS_MAXE iterations), each iteration
+                             // of the block one row kernel call over the chunk; the
+                             // threads' loop must be outside the block, no tiles,
+                             // blocks or small-edge kernel (else ignored)
     int conj;                // 1: input 0 enters conjugated (numpy.vdot); only for a
                              // complex dot of two inputs over one loop (else invalid)
     int isa;                 // ep_isa_t of the inner loops, -1: the one in use

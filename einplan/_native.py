@@ -132,7 +132,8 @@ def prepare_gemm(dtype, m, n, k, batch=()):
 
 
 def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=False,
-                 tile_row=0, conj=False, offsets=None, transposed=False, block_outer=False):
+                 tile_row=0, conj=False, offsets=None, transposed=False, block_outer=False,
+                 across=0):
     """A NestCall: ``out = sum prod(inputs)`` over ``loops`` (outer to inner,
     each (extent, stride per input, stride of the output), in elements),
     validated once; ``call(inputs_tuple, out)`` per run (see ep_nest.h).
@@ -143,12 +144,16 @@ def prepare_nest(dtype, nin, loops, split=-1, threads=1, tile=0, block=0, short=
     transposing kernel (see ep_nest.h).
     ``block`` > 0: the row (``block_outer``: the loop around it) runs in
     blocks of that many elements, the block loop outermost.
+    ``across`` > 0: the loop outside that many innermost loops (the block)
+    runs in chunks across its elements, each iteration of the block one row
+    kernel call over the chunk (see ep_nest.h).
     ``conj``: input 0 enters conjugated (a complex dot over one loop).
     ``offsets``: each operand's first element (inputs, then the output), in
     elements from its array's data pointer; zeros when None."""
     return _require().NestCall(dtype, nin, tuple(loops), split, threads, tile, block, short,
                                tile_row=tile_row, conj=conj, offsets=offsets,
-                               transposed=transposed, block_outer=block_outer)
+                               transposed=transposed, block_outer=block_outer,
+                               across=across)
 
 
 def nest_runner(call, idx, mem_shape, perm, scalar):

@@ -43,6 +43,7 @@ CACHED_BANDWIDTH_GBS = 30.0   # a step whose data fits in a core's share of L3
 STEP_S = 1.5e-6          # start-up of one step: a call, an intermediate's allocation
 ROW_S = 12e-9            # start-up of one nest row (pointers, scale, tail)
 VEC_ELEM_S = 0.012e-9    # per element and operand byte of a vectorised row
+ACROSS_COPY_S = 0.6e-9   # per element an across kernel's chunk copies (a transpose)
 STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided input
 OVERLAP = model.MEMORY_OVERLAP   # share of the lesser of memory and row time not hidden
 L2_BANDWIDTH = 60e9      # bytes per second between L1 and L2 (a core, reads and writes)
@@ -102,6 +103,18 @@ def nest_seconds(step: NestStep, dtype) -> float:
         t_cpu = work / (NOMINAL_GHZ * 1e9) / threads
         t_mem = moved / _bandwidth(footprint)
         return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + STEP_S
+    if getattr(step, "across", 0):
+        # the across kernel: every operand streamed once, each copied element
+        # (an input's blocks transposed into rows per chunk, and the output's
+        # back) ACROSS_COPY_S, each product a vectorised row's element
+        a = len(loops) - 1 - step.across
+        n = loops[a][0]
+        copied = sum(c for c, s in zip(operand_bytes(loops, 1), loops[a][1]) if s not in (0, 1))
+        t_mem = footprint / _bandwidth(footprint)
+        t_cpu = copied * ACROSS_COPY_S + total * VEC_ELEM_S * item * len(step.inputs)
+        threads = max(1, min(step.threads, _native.get_num_threads()))
+        t_cpu /= threads
+        return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + n / 128 * ROW_S + STEP_S
     # the small-edge kernel holds the output over its short loop in registers
     t_mem = traffic(walked, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]

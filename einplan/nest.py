@@ -1744,8 +1744,20 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
              else 0 if short or ctile or period or split == len(loops) - 1
              else _far_row_block(loops, itemsize) if tile
              else _row_block(loops, itemsize))
+    across = 0
+    if (not (short or ctile or period or shared or block or blocked is not None)
+            and tile < vector_lanes(itemsize) and not picked_rows(loops, itemsize)):
+        across = across_block(loops, itemsize)
+    if across:
+        tile = tile_row = 0
+        tp = False
+        a = len(loops) - 1 - across
+        if split > a:
+            split = a if threads > 1 else -1
     row = "prod"
-    if ctile:
+    if across:
+        row = "across"
+    elif ctile:
         row = "ctile"
     elif short:
         row = _short_row(loops)
@@ -1770,13 +1782,49 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
                                   tuple((lp.extent,) + lp.strides for lp in loops),
                                   split, threads, tile, block, 2 if ctile else int(bool(short)),
                                   tile_row, offsets=offsets, transposed=tp,
-                                  block_outer=blocked is not None)
+                                  block_outer=blocked is not None, across=across)
     return NestStep(kind, tuple(s for s, _, _ in ins), dst, tuple(lab for _, lab, _ in ins),
                     out_labels, tuple(loops), row, tile, split, threads, buffer,
                     moved * itemsize, total * max(len(ins) - 1, 1), block=block,
-                    short=short, tile_row=tile_row, ctile=ctile is not None,
+                    short=short, tile_row=tile_row, ctile=ctile is not None, across=across,
                     block_outer=blocked is not None,
                     reversed=flipped, native=native)
+
+
+ACROSS_MAXE = 64     # iterations of the across kernel's block (EP_NEST_ACROSS_MAXE)
+ACROSS_MIN = 512     # elements of the loop it runs across, worth its chunks
+
+
+def across_block(loops, itemsize) -> int:
+    """Loops of the across kernel's block (0: not taken): the innermost
+    loops, two or more of at most ACROSS_MAXE iterations in all, when their row is too
+    short for the row kernels (under two vectors) and the loop outside them
+    is long (ACROSS_MIN), every input moving along it either at unit
+    stride or copied per chunk (its block's span at most twice the
+    block's iterations).  Many small blocks ('nij,nj->ni' over 3 x 3
+    matrices, f64: a call of the rows kernel per matrix, 33 ms, numpy 16)
+    run as a few rows a chunk, each input's blocks transposed into them
+    (13 ms)."""
+    if len(loops) < 2 or loops[-1].extent >= 2 * vector_lanes(itemsize):
+        return 0
+    e, k = 1, 0
+    for lp in reversed(loops):
+        if e * lp.extent > ACROSS_MAXE:
+            break
+        e *= lp.extent
+        k += 1
+    # (a block of one loop is a row end to end with the next: the rows
+    # kernels run those a vector of rows at a time)
+    if k < 2 or k == len(loops):
+        return 0
+    block, a = loops[len(loops) - k:], loops[-1 - k]
+    if a.extent < ACROSS_MIN or not any(a.strides[:-1]):
+        return 0
+    for j, s in enumerate(a.strides[:-1]):
+        span = sum((lp.extent - 1) * abs(lp.strides[j]) for lp in block) + 1
+        if s not in (0, 1) and span > 2 * e:
+            return 0
+    return k
 
 
 def gathers_row(loops, lanes) -> bool:

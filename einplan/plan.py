@@ -333,6 +333,10 @@ class NestStep:
     block_outer: bool = False  # the loop around the row runs in blocks instead
     short: int = 0           # > 0: the small-edge kernel, the loop around the row
                              # (this extent) held in registers with it
+    across: int = 0          # > 0: the across kernel: the loop outside this many
+                             # innermost loops (the block) runs in chunks across its
+                             # elements, each iteration of the block a row over a
+                             # chunk (row 'across')
     why: str = ""            # why this engine, when both were priced (a thin GEMM)
     tile_row: int = 0        # the tiles' edge along the row
     ctile: bool = False      # the register-tile kernel over the three innermost

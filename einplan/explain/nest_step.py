@@ -2,6 +2,8 @@
 tiles, threads, and its cost as a stream over every operand once."""
 from __future__ import annotations
 
+import math
+
 from math import prod
 
 from .. import _native, model
@@ -46,6 +48,7 @@ def build(ctx, i, step) -> Step:
                if step.tile else "")
             + _transposed_text(step)
             + _picked_text(ctx, step)
+            + _across_text(ctx, step)
             + (f", {_blocked(ctx, step)} in blocks of {step.block} (block loop outermost)"
                if step.block else "")
             + (f", small-edge kernel: '{ctx.d(step.loops[-2].labels)}':{step.short} "
@@ -81,6 +84,20 @@ def _transposed_text(step) -> str:
     x, y = transposed_pair(step.loops)
     return (f": in{y} read down the rows a vector of columns at a time and "
             f"transposed in registers to meet in{x}'s rows, no copy")
+
+
+def _across_text(ctx, step) -> str:
+    """The across kernel: the block of innermost loops run across the loop
+    outside it, a chunk at a time (nest.across_block)."""
+    if not step.across:
+        return ""
+    block = step.loops[len(step.loops) - step.across:]
+    a = step.loops[-1 - step.across]
+    iters = math.prod(lp.extent for lp in block)
+    names = "".join(ctx.d(lp.labels) for lp in block)
+    return (f": the block of '{names}' ({iters} iterations) run across '{ctx.d(a.labels)}' a "
+            f"chunk at a time, each input strided along it transposed into one row per "
+            f"element of its block, one row call per iteration of the block")
 
 
 def _picked_text(ctx, step) -> str:
