@@ -1797,10 +1797,10 @@ ACROSS_MIN = 512     # elements of the loop it runs across, worth its chunks
 
 def across_block(loops, itemsize) -> int:
     """Loops of the across kernel's block (0: not taken): the innermost
-    loops, two or more of at most ACROSS_MAXE iterations in all, when their row is too
-    short for the row kernels (under two vectors) and the loop outside them
-    is long (ACROSS_MIN), every input moving along it either at unit
-    stride or copied per chunk (its block's span at most twice the
+    loops, two or more of at most ACROSS_MAXE iterations in all, when their
+    row is too short for the row kernels (under two vectors) and the loop
+    outside them is long (ACROSS_MIN), every input moving along it either
+    at unit stride or copied per chunk (its block's span at most twice the
     block's iterations).  Many small blocks ('nij,nj->ni' over 3 x 3
     matrices, f64: a call of the rows kernel per matrix, 33 ms, numpy 16)
     run as a few rows a chunk, each input's blocks transposed into them
