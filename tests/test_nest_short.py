@@ -736,8 +736,13 @@ def test_small_edge_row_strided_in_the_output_is_priced_per_lane():
     _close(einplan.einsum("ij...,jk...->ik...", a, b, out=out), want, "float32", 5)
     report = einplan.explain("ij...,jk...->ik...", a, b)
     (st,) = report.to_dict()["steps"]
-    assert [lp["labels"] for lp in st["nest"]["loops"]][-2:] == ["j", "k"], st["nest"]
-    assert "as the packed engine would write it" in str(report)
+    rows = [lp["labels"] for lp in st["nest"]["loops"]][-2:]
+    moved = "as the packed engine would write it" in str(report)
+    # (the AVX-512 kernels' prices, where it was measured, take the packed
+    # engine's layout; other kernel sets price it otherwise, either way by
+    # the nests' predicted times)
+    assert moved or _native.isa() != "avx512", str(report)
+    assert rows == (["j", "k"] if moved else ["j", "AB"]), st["nest"]
     _close(einplan.einsum("ij...,jk...->ik...", a, b), want, "float32", 5)
 
 
