@@ -44,6 +44,7 @@ STEP_S = 1.5e-6          # start-up of one step: a call, an intermediate's alloc
 ROW_S = 12e-9            # start-up of one nest row (pointers, scale, tail)
 VEC_ELEM_S = 0.012e-9    # per element and operand byte of a vectorised row
 ACROSS_COPY_S = 0.6e-9   # per element an across kernel's chunk copies (a transpose)
+ACROSS_CHUNK = 128       # elements of a typical across chunk (ep_nest.c sizes it to L1)
 STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided input
 OVERLAP = model.MEMORY_OVERLAP   # share of the lesser of memory and row time not hidden
 L2_BANDWIDTH = 60e9      # bytes per second between L1 and L2 (a core, reads and writes)
@@ -114,7 +115,9 @@ def nest_seconds(step: NestStep, dtype) -> float:
         t_cpu = copied * ACROSS_COPY_S + total * VEC_ELEM_S * item * len(step.inputs)
         threads = max(1, min(step.threads, _native.get_num_threads()))
         t_cpu /= threads
-        return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + n / 128 * ROW_S + STEP_S
+        # (a row start per chunk of the loop; the block's row calls within
+        # a chunk are priced in its per-element work)
+        return max(t_mem, t_cpu) + OVERLAP * min(t_mem, t_cpu) + n / ACROSS_CHUNK * ROW_S + STEP_S
     # the small-edge kernel holds the output over its short loop in registers
     t_mem = traffic(walked, item, held=1 if step.short else 0) / _bandwidth(footprint)
     row_n = loops[-1][0]

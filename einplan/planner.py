@@ -665,9 +665,8 @@ def _ctile_out_layout(b, views, dtype, shape, out_eff, plan):
     v = [c for c in b.k_order if c in step.loops[-1].labels]
     if not v or list(b.k_order[-len(v):]) == v:
         return plan, ""
-    along = copy.copy(b)
-    along.k_order = [c for c in b.k_order if c not in v] + v
-    moved = _nest_plan(along, views, dtype, shape, out_eff)
+    moved = _nest_plan_in(b, [c for c in b.k_order if c not in v] + v, views, dtype, shape,
+                          out_eff)
     if not moved.steps[0].ctile:
         return plan, ""
     return moved, (f"the output laid out with '{''.join(v)}' innermost, the kernel's "
@@ -680,23 +679,29 @@ def _gemm_out_layout(b, views, dtype, shape, out_eff, plan, gemm):
     stored whole, orient.orient_step) -- the nest writing that layout if
     its predicted time is lower (its traffic too: 'bij,bkj->bki'
     (17855,296,2) x (17855,2,2) F f64 reads every operand along b at unit
-    stride in numpy's layout, 13 ms; in C order, fewer cycles, 19 ms).  The engines are then compared in the layouts each
-    would write: 'ij...,jk...->ik...' (80,5,4,3) x (5,465,1,1) f32 in (i, A,
-    k) order runs its rows along k, 465 long, against 12 along A in numpy's
-    layout."""
+    stride in numpy's layout, 13 ms; in C order, fewer cycles, 19 ms).  The
+    engines are then compared in the layouts each would write:
+    'ij...,jk...->ik...' (80,5,4,3) x (5,465,1,1) f32 in (i, A, k) order
+    runs its rows along k, 465 long, against 12 along A in numpy's layout."""
     if b.out_info is not None or b.k_order is None or gemm.out_buffer is None:
         return plan, ""
     mem = [b.spec.output[i] for i in gemm.out_buffer.order]
     mem = [c for c in mem if c in b.k_order]
     if mem == list(b.k_order):
         return plan, ""
-    along = copy.copy(b)
-    along.k_order = mem
-    moved = _nest_plan(along, views, dtype, shape, out_eff)
+    moved = _nest_plan_in(b, mem, views, dtype, shape, out_eff)
     if nest_seconds(moved.steps[0], dtype) >= nest_seconds(plan.steps[0], dtype):
         return plan, ""
     return moved, ("the output laid out as the packed engine would write it (order='K' "
                    "leaves it free)")
+
+
+def _nest_plan_in(b, k_order, views, dtype, shape, out_eff) -> Plan:
+    """``_nest_plan`` writing a fresh output laid out in ``k_order`` (outer
+    to inner) instead of ``b``'s."""
+    along = copy.copy(b)
+    along.k_order = k_order
+    return _nest_plan(along, views, dtype, shape, out_eff)
 
 
 def _nest_plan(b, views, dtype, shape, out_eff) -> Plan:
