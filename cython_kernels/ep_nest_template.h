@@ -2859,8 +2859,10 @@ NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, co
     while (P % VL) P += n;
     const int nv = NVC ? NVC : (int)(P / VL), rp = (int)(P / n);
     NT(vec) acc[NT_PERIOD_V];
+    // the lanes' rows in the period, for the scales (unread without them:
+    // zeroed element by element, they were a call of memset per stream)
     NT(ivec) ix[NT_PERIOD_V];
-    for (int k = 0; k < nv; k++)
+    for (int k = 0; k < (w ? nv : NVC); k++)
         for (int l = 0; l < VL; l++) ix[k][l] = w ? (IT)((k * VL + l) / n) : 0;
     ep_dim_t tot = R * n, i = 0, r = 0, stop = SX == 2 || SY == 2 ? tot - 1 : tot;
     if (NVC) {
@@ -2899,23 +2901,70 @@ NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, co
         acc[1] = a01 + a11;
         acc[2] = a02 + a12;
     } else {
-        for (int k = 0; k < nv; k++) acc[k] = (NT(vec)){0};
+        const NT(vec) zero = {0};
+        for (int k = 0; k < NT_PERIOD_V; k++) acc[k] = zero;
         for (; i + P <= stop; i += P, r += rp) {
             NT(vec) wv = w ? NT(period_scales)(w, rw, r, R, rp) : (NT(vec)){0};
             for (int k = 0; k < nv; k++)
                 acc[k] += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv, ix[k], i + k * VL);
         }
     }
-    T part[NT_PERIOD_N] = {0};
-    for (int k = 0; k < nv; k++) {
-        T t[VL];
-        NT_ST(t, acc[k]);
-        for (int l = 0; l < VL; l++) part[(k * VL + l) % n] += t[l];
+    // the elements past the last whole period: whole vectors lane for lane
+    // on the same outputs as in any period, then the last few elements as
+    // the end of the vector that ends with the stream, moved down to their
+    // lanes of the period (a scalar loop there waits on each addition)
+    if (i < tot) {
+        const int rq = R - r < rp ? (int)(R - r) : rp;
+        NT(vec) wv = w ? NT(period_scales)(w, rw, r, R, rq) : (NT(vec)){0};
+        int k = 0;
+        for (; k < nv && i + (k + 1) * VL <= stop; k++)
+            acc[k] += NT(period_term)(nm, SX, SY, x, y, w != NULL, wv, ix[k], i + k * VL);
+        i += k * VL;
+        const int rem = (int)(tot - i);
+        if (rem && SX == 1 && SY == 1 && tot >= VL) {
+            NT(ivec) pick;
+            for (int l = 0; l < VL; l++) pick[l] = (IT)(l < rem ? 2 * VL - rem + l : 0);
+            NT(vec) v = NT_LD(x + tot - VL);
+            if (nm == 2) v *= NT_LD(y + tot - VL);
+            v = __builtin_shuffle((NT(vec)){0}, v, pick);
+            acc[k] += w ? v * __builtin_shuffle(wv, ix[k]) : v;
+            i = tot;
+        }
     }
-    for (; i < tot; i++) {
+    // The period's P = rp * n lanes folded onto its n outputs: row q of
+    // the period (elements q*n .. q*n + n - 1 of its vectors end to end)
+    // taken out of the two vectors it spans by a two-source permute, the
+    // rows summed lane by lane.  Stored and re-read at offsets of n, the
+    // loads would straddle stores and wait for them.
+    T part[NT_PERIOD_N];
+    if (n < VL) {
+        NT(ivec) iota;
+        for (int l = 0; l < VL; l++) iota[l] = (IT)l;
+        NT(vec) f0 = acc[0], f1 = {0}, zero = {0};
+        for (int q = 1; q < rp; q++) {
+            const int e = q * (int)n, a = e / VL;
+            NT(vec) g = __builtin_shuffle(acc[a], a + 1 < nv ? acc[a + 1] : zero,
+                                          iota + (IT)(e % VL));
+            if (q & 1)
+                f1 += g;
+            else
+                f0 += g;
+        }
+        f0 += f1;
+        for (int j = 0; j < n; j++) part[j] = f0[j];
+    } else {
+        T t[NT_PERIOD_V * VL];
+        for (int k = 0; k < nv; k++) NT_ST(t + k * VL, acc[k]);
+        for (ep_dim_t j = 0; j < n; j++) part[j] = 0;
+        for (int q = 0; q < rp; q++)
+            for (ep_dim_t j = 0; j < n; j++) part[j] += t[q * n + j];
+    }
+    // the last elements, less than a vector
+    for (ep_dim_t j = i % n, row = i / n; i < tot; i++) {
         T v = x[i * SX];
         if (nm == 2) v *= y[i * SY];
-        part[i % n] += w ? v * w[(i / n) * rw] : v;
+        part[j] += w ? v * w[row * rw] : v;
+        if (++j == n) j = 0, row++;
     }
     for (ep_dim_t j = 0; j < n; j++) o[j] = first ? part[j] : o[j] + part[j];
 }
