@@ -3843,6 +3843,67 @@ NT(rows_prod_gathered)(const T *x, ep_inc_t sx, ep_dim_t n, const ep_inc_t *rs, 
 }
 #endif
 
+#if !CPX
+// Rows of an input x at a small stride S (3 to NT_DI - 1), times an
+// optional contiguous input y, into contiguous output rows: each vector of
+// VL elements is S whole vectors of x, its lanes picked by S - 1
+// two-source permutes (the masks made once for all rows), where the scalar
+// loop waits on a load per element ('abc,cba->abc' (3,19,8862):T x
+// (8862,19,3)[::-1] f32, B's rows at stride 3: 17 ns a row of 19, numpy's
+// ufunc loop 6-9).  A vector is taken while its S loads end inside the row
+// (its last element (n - 1) * S): the rest element by element.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(picked_rows)(const int S, int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
+                ep_dim_t n, ep_dim_t R, T *o, ep_inc_t sor, int first, int nf,
+                const T *const *f, const ep_inc_t *fs, NT(ivec) *m)
+{
+    T sc[2] = {1, 0};
+    for (ep_dim_t r = 0; r < R; r++) {
+        const T *a = x + r * rx, *b = nm == 2 ? y + r * ry : 0;
+        T *d = o + r * sor;
+        if (nf) NT(scale)(nf, f, fs, r, sc);
+        const T c = sc[0];
+        const NT(vec) cv = c - (NT(vec)){0};
+        const int fr = first && (r == 0 || sor != 0);
+        ep_dim_t i = 0;
+        for (; i + VL < n; i += VL) {
+            const T *e = a + i * S;
+            NT(vec) t = __builtin_shuffle(NT_LD(e), NT_LD(e + VL), m[0]);
+#pragma GCC unroll 8
+            for (int k = 2; k < S; k++) t = __builtin_shuffle(t, NT_LD(e + k * VL), m[k]);
+            NT(vec) v = nm == 2 ? cv * (t * NT_LD(b + i)) : cv * t;
+            NT_ST(d + i, fr ? v : NT_LD(d + i) + v);
+        }
+        for (; i < n; i++) {
+            T v = nm == 2 ? c * (a[i * S] * b[i]) : c * a[i * S];
+            d[i] = fr ? v : d[i] + v;
+        }
+    }
+}
+
+__attribute__((noinline)) NT_FN void
+NT(rows_prod_picked)(int S, int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_t ry,
+                     ep_dim_t n, ep_dim_t R, T *o, ep_inc_t sor, int first, int nf,
+                     const T *const *f, const ep_inc_t *fs)
+{
+    // m[0]: lanes of x's first two vectors; m[k]: each lane whose element
+    // lies in vector k taken from it, the others kept
+    NT(ivec) m[NT_DI];
+    for (int l = 0; l < VL; l++) {
+        IT e = (IT)(l * S);
+        m[0][l] = e < 2 * VL ? e : 0;
+        for (int k = 2; k < S; k++) m[k][l] = e / VL == (IT)k ? (IT)VL + e % VL : (IT)l;
+    }
+    switch (S) {   // S a constant in each: x's vectors stay in registers
+    case 3: NT(picked_rows)(3, nm, x, rx, y, ry, n, R, o, sor, first, nf, f, fs, m); break;
+    case 4: NT(picked_rows)(4, nm, x, rx, y, ry, n, R, o, sor, first, nf, f, fs, m); break;
+    case 5: NT(picked_rows)(5, nm, x, rx, y, ry, n, R, o, sor, first, nf, f, fs, m); break;
+    case 6: NT(picked_rows)(6, nm, x, rx, y, ry, n, R, o, sor, first, nf, f, fs, m); break;
+    default: NT(picked_rows)(7, nm, x, rx, y, ry, n, R, o, sor, first, nf, f, fs, m);
+    }
+}
+#endif
+
 NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                          const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, ep_inc_t sor,
                          int first, int nf, const T *const *f, const ep_inc_t *fs, int seq)
@@ -3871,6 +3932,17 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
     if (nm == 1 && rs[0] == 0 && s[0] != 1 && n <= 16 && R >= 2 * VL) {
         NT(rows_prod_gathered)(p[0], s[0], n, rs, R, o, so, sor, first, nf, f, fs, seq);
         return;
+    }
+    if (VL * sizeof(T) == 64 && so == 1 && nm >= 1 && nm <= 2 && n > VL) {
+        // one input at a small stride (the other contiguous): its lanes
+        // picked by permutes from whole vectors (64-byte vectors: one
+        // two-source permute takes any lanes of two)
+        int j = s[0] >= 3 && s[0] < NT_DI ? 0 : nm == 2 && s[1] >= 3 && s[1] < NT_DI ? 1 : -1;
+        if (j >= 0 && (nm == 1 || s[1 - j] == 1)) {
+            NT(rows_prod_picked)((int)s[j], nm, p[j], rs[j], nm == 2 ? p[1 - j] : p[j],
+                                 nm == 2 ? rs[1 - j] : 0, n, R, o, sor, first, nf, f, fs);
+            return;
+        }
     }
     if (nm == 1 && nf == 1 && so == 1 && sor == (ep_inc_t)n && rs[0] == 0 && s[0] == 1 &&
         n <= 16 && n % VL && R >= 2 * VL && NT(period_vectors)(n) <= NT_PERIOD_V) {

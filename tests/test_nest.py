@@ -766,6 +766,44 @@ def test_a_short_shared_row_at_a_stride_is_gathered_once(isa, dtype, one_thread)
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_at_a_small_stride_are_picked_by_permutes(isa, dtype, one_thread):
+    """Elementwise rows with one input at a stride of 3 to 7 ('abc,cba->abc'
+    with a = 3: B's rows at stride 3), alone, times a contiguous row (either
+    input), or with a scale per row too: under AVX-512 each vector's lanes
+    are picked from whole vectors by permutes, a vector only while its loads
+    end inside the row (the strided input's last row ends on its
+    allocation's last element), the rest element by element; output rows
+    end to end and apart, written over NaNs and then added to."""
+    rng = np.random.default_rng(53)
+    st = np.lib.stride_tricks.as_strided
+    for S in (3, 4, 5, 6, 7):
+        for n in (9, 16, 17, 19, 33, 40, 65):
+            for R in (1, 4):
+                rx = S * n + 2
+                xf = _rand(rng, ((R - 1) * rx + (n - 1) * S + 1,), dtype)
+                it = xf.itemsize
+                x = st(xf, (R, n), (rx * it, S * it))
+                y = _rand(rng, (R, n), dtype)
+                w = _rand(rng, (R,), dtype)
+                for ow in (n, n + 3):
+                    cases = [((x,), [(R, rx, ow), (n, S, 1)], x),
+                             ((x, y), [(R, rx, n, ow), (n, S, 1, 1)], x * y),
+                             ((y, x), [(R, n, rx, ow), (n, 1, S, 1)], y * x),
+                             ((x, y, w), [(R, rx, n, 1, ow), (n, S, 1, 0, 1)],
+                              x * y * w[:, None])]
+                    for ins, loops, want in cases:
+                        nin = len(ins)
+                        o = np.full((R, ow), np.nan, dtype)
+                        _native.prepare_nest(dtype, nin, loops)(ins, o, isa=isa)
+                        np.testing.assert_allclose(o[:, :n], want, rtol=1e-6 if dtype == "float32" else 1e-13)
+                        again = [(2,) + (0,) * (nin + 1)] + loops
+                        _native.prepare_nest(dtype, nin, again)(ins, o, isa=isa)
+                        np.testing.assert_allclose(o[:, :n], 2 * want,
+                                                   rtol=1e-6 if dtype == "float32" else 1e-13)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_crossed_inputs_meet_in_registers(isa, dtype, one_thread):
     """Tiles of two inputs crossed in their unit strides (x unit along the
     row, y unit along the loop around it) run the transposing kernel, y read
