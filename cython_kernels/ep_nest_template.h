@@ -2350,6 +2350,49 @@ NT(rows_sum_shared)(int k, int nm, const T *const *p, const ep_inc_t *s, ep_dim_
 }
 #endif
 
+#if CPX
+// Short complex dots (n <= 4 VL elements) of rows at strides SX, SY of 1 or
+// 2, all summed into one element: the rows' products in vector
+// accumulators, NB elements per partial sum, the partials combined pairwise
+// (no per-row set-up or horizontal sum).  A vector is loaded while its loads
+// stay inside the row (at stride 2 the second ends one element past the
+// vector's last); the rest element by element.
+static inline __attribute__((always_inline)) NT_TGT void
+NT(dots_into_one)(const int SX, const int SY, const T *const *p, ep_dim_t n,
+                  const ep_inc_t *rs, ep_dim_t R, T *sr, T *sm)
+{
+    const NT(ivec) sw = NT_PAIR_SWAP;
+    const ep_dim_t E = VL / 2, lim = n - (SX == 2 || SY == 2);
+    ep_dim_t per = NB / n;
+    NT(pairs) ps;
+    ps.cnt = 0;
+    for (ep_dim_t r0 = 0; r0 < R; r0 += per) {
+        ep_dim_t r1 = R - r0 < per ? R : r0 + per;
+        NT(vec) a = {0}, b = {0};
+        T tr = 0, tm = 0;
+        for (ep_dim_t rr = r0; rr < r1; rr++) {
+            const T *x = p[0] + 2 * rr * rs[0], *y = p[1] + 2 * rr * rs[1];
+            ep_dim_t i = 0;
+            for (; i + E <= lim; i += E) {
+                NT(vec) u = NT(ld_s)(x, SX, i), v = NT(ld_s)(y, SY, i);
+                a += u * v;
+                b += u * __builtin_shuffle(v, sw);
+            }
+            for (; i < n; i++) {
+                T xr = x[2 * i * SX], xi = x[2 * i * SX + 1];
+                T yr = y[2 * i * SY], yi = y[2 * i * SY + 1];
+                tr += xr * yr - xi * yi;
+                tm += xr * yi + xi * yr;
+            }
+        }
+        T vr = NT(hsum)(a, 2, 0) - NT(hsum)(a, 2, 1) + tr;
+        T vi = NT(hsum)(b, 2, 0) + NT(hsum)(b, 2, 1) + tm;
+        NT(pairs_add)(&ps, vr, vi);
+    }
+    NT(pairs_total)(&ps, sr, sm);
+}
+#endif
+
 NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                         const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first,
                         int nf, const T *const *f, const ep_inc_t *fs, int seq)
@@ -2394,37 +2437,16 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     }
     ep_dim_t r = 0;
 #if CPX
-    if (nm == 2 && contig && so == 0 && nf == 0 && n <= 4 * VL && R > 1) {
-        // short contiguous complex dots summed into one element: the rows'
-        // products in vector accumulators, NB elements per partial sum,
-        // the partials combined pairwise (no per-row set-up)
-        const NT(ivec) sw = NT_PAIR_SWAP;
-        ep_dim_t per = NB / n;
-        NT(pairs) ps;
-        ps.cnt = 0;
-        for (ep_dim_t r0 = 0; r0 < R; r0 += per) {
-            ep_dim_t r1 = R - r0 < per ? R : r0 + per;
-            NT(vec) a = {0}, b = {0};
-            T tr = 0, tm = 0;
-            for (ep_dim_t rr = r0; rr < r1; rr++) {
-                const T *x = p[0] + 2 * rr * rs[0], *y = p[1] + 2 * rr * rs[1];
-                ep_dim_t i = 0;
-                for (; i + VL <= 2 * n; i += VL) {
-                    NT(vec) u = NT_LD(x + i), v = NT_LD(y + i);
-                    a += u * v;
-                    b += u * __builtin_shuffle(v, sw);
-                }
-                for (; i < 2 * n; i += 2) {
-                    tr += x[i] * y[i] - x[i + 1] * y[i + 1];
-                    tm += x[i] * y[i + 1] + x[i + 1] * y[i];
-                }
-            }
-            T vr = NT(hsum)(a, 2, 0) - NT(hsum)(a, 2, 1) + tr;
-            T vi = NT(hsum)(b, 2, 0) + NT(hsum)(b, 2, 1) + tm;
-            NT(pairs_add)(&ps, vr, vi);
-        }
+    if (nm == 2 && so == 0 && nf == 0 && n <= 4 * VL && R > 1 && (s[0] == 1 || s[0] == 2) &&
+        (s[1] == 1 || s[1] == 2)) {
+        // short complex dots summed into one element (contiguous, or at
+        // stride 2: 'abcd,badc->' (9094,4,2,12) c64, B's rows of 12 at
+        // stride 2, a horizontal sum per row, 0.5x numpy)
         T sr, sm;
-        NT(pairs_total)(&ps, &sr, &sm);
+        if (s[0] == 1 && s[1] == 1) NT(dots_into_one)(1, 1, p, n, rs, R, &sr, &sm);
+        else if (s[0] == 1) NT(dots_into_one)(1, 2, p, n, rs, R, &sr, &sm);
+        else if (s[1] == 1) NT(dots_into_one)(2, 1, p, n, rs, R, &sr, &sm);
+        else NT(dots_into_one)(2, 2, p, n, rs, R, &sr, &sm);
         o[0] = first ? sr : o[0] + sr;
         o[1] = first ? sm : o[1] + sm;
         return;

@@ -1050,20 +1050,30 @@ def test_four_rows_end_to_end_are_copied_not_transposed():
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_short_complex_dots_summed_into_one_element(isa, dtype, one_thread):
-    """Many short contiguous complex dots summed into one element
-    ('abcd,bcad->' with d = 8 innermost): rows in vector accumulators,
-    partial sums of NB elements combined pairwise, a later visit adds."""
+    """Many short complex dots summed into one element ('abcd,bcad->' with d
+    = 8 innermost; 'abcd,badc->' with B's rows at stride 2), either input or
+    both at stride 2: rows in vector accumulators, partial sums of NB
+    elements combined pairwise, a later visit adds.  Each strided input's
+    last row ends on its allocation's last element (a vector's loads stay
+    inside the row)."""
     rng = np.random.default_rng(17)
-    for n in (1, 2, 3, 5, 7, 8, 16, 33):
+    st = np.lib.stride_tricks.as_strided
+    for n in (1, 2, 3, 5, 7, 8, 12, 16, 33):
         for R in (2, 300, 3001):
-            A, B = _rand(rng, (R, n + 2), dtype), _rand(rng, (R, n), dtype)
-            o = np.empty((), dtype)
-            _native.prepare_nest(dtype, 2, [(R, n + 2, n, 0), (n, 1, 1, 0)])(
-                (A, B), o, isa=isa)
-            _close(o, (A[:, :n] * B).sum(), dtype, R * n)
-            _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, n + 2, n, 0), (n, 1, 1, 0)])(
-                (A, B), o, isa=isa)
-            _close(o, 2 * (A[:, :n] * B).sum(), dtype, R * n)
+            for sx, sy in ((1, 1), (2, 1), (1, 2), (2, 2)):
+                ra, rb = sx * n + 2, sy * n
+                af = _rand(rng, ((R - 1) * ra + (n - 1) * sx + 1,), dtype)
+                bf = _rand(rng, ((R - 1) * rb + (n - 1) * sy + 1,), dtype)
+                it = af.itemsize
+                A = st(af, (R, n), (ra * it, sx * it))
+                B = st(bf, (R, n), (rb * it, sy * it))
+                o = np.empty((), dtype)
+                _native.prepare_nest(dtype, 2, [(R, ra, rb, 0), (n, sx, sy, 0)])(
+                    (A, B), o, isa=isa)
+                _close(o, (A * B).sum(), dtype, R * n)
+                _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, ra, rb, 0), (n, sx, sy, 0)])(
+                    (A, B), o, isa=isa)
+                _close(o, 2 * (A * B).sum(), dtype, R * n)
 
 
 def test_tile_shapes_take_the_short_side_whole():
