@@ -2881,8 +2881,8 @@ NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, co
     while (P % VL) P += n;
     const int nv = NVC ? NVC : (int)(P / VL), rp = (int)(P / n);
     NT(vec) acc[NT_PERIOD_V];
-    // the lanes' rows in the period, for the scales (unread without them:
-    // zeroed element by element, they were a call of memset per stream)
+    // the lanes' rows in the period, for the scales (unread without them,
+    // and left unset: zeroing them costs a call of memset per stream)
     NT(ivec) ix[NT_PERIOD_V];
     for (int k = 0; k < (w ? nv : NVC); k++)
         for (int l = 0; l < VL; l++) ix[k][l] = w ? (IT)((k * VL + l) / n) : 0;
