@@ -14,7 +14,7 @@ from _gemm_util import assert_close, describe, embed, expected, outside_mask, ra
 
 from einplan import _native  # noqa: E402
 
-from conftest import ISAS  # noqa: E402
+from conftest import ISAS, RUN_ISAS  # noqa: E402
 
 K = _native._kernels
 
@@ -126,7 +126,7 @@ def tile_view(buf, p0, rs, cs, mr, nr):
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 @pytest.mark.parametrize("ksym", ["0", "1", "7", "KC-1", "KC+1"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
-@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("isa", RUN_ISAS)
 def test_ukr(isa, dtype, ksym, layout, ab):
     alpha, beta = ab
     mr, nr = K.tile(isa, dtype)
@@ -167,7 +167,7 @@ def test_ukr(isa, dtype, ksym, layout, ab):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
-@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("isa", RUN_ISAS)
 def test_ukr_matches_generic_exactly_on_integers(isa, dtype):
     """Small integers: every kernel must give the exact result."""
     mr, nr = K.tile(isa, dtype)
@@ -184,7 +184,7 @@ def test_ukr_matches_generic_exactly_on_integers(isa, dtype):
     assert np.array_equal(c, want.astype(dtype))
 
 
-@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("isa", RUN_ISAS)
 def test_ukr_twin_checks_its_arguments(isa):
     dt = np.float64
     mr, nr = K.tile(isa, dt)
@@ -261,7 +261,7 @@ def _gemm_case(isa, dtype, M, N, Kx, layout, alpha, beta, seed, gemm=_native.gem
 @pytest.mark.parametrize("layout", C_LAYOUTS)
 @pytest.mark.parametrize("ksym", ["0", "1", "KC-1", "KC+1"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
-@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("isa", RUN_ISAS)
 def test_gemm_edges_per_isa(one_thread, use_isa, isa, dtype, ksym, layout):
     use_isa(isa)
     assert K.isa() == isa
@@ -309,7 +309,7 @@ def test_einplan_isa_env():
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
-@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("isa", RUN_ISAS)
 def test_gemm_edges_packed_path(one_thread, use_isa, isa, dtype):
     """m == 1 / n == 1 and narrow n through the packed five loops too: the
     descriptor is handed a schedule forced to the packed path (no GEMV, no
