@@ -1105,6 +1105,29 @@ NT_FN void NT(row_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
 #define NT_DI 8              // rows past the most a row's permutes pick from (R - 1 a row)
 
 #if !CPX
+// The permute masks that pick row r of R rows end to end (element l*R + r
+// into lane l) from R vectors: m[0] takes the lanes of vectors 0 and 1,
+// m[k] (k >= 2) each lane whose element lies in vector k from it and keeps
+// the others
+static inline NT_TGT void NT(pick_masks)(int R, int r, NT(ivec) *m)
+{
+    for (int l = 0; l < VL; l++) {
+        IT e = (IT)(l * R + r);
+        m[0][l] = e < 2 * VL ? e : 0;
+        for (int k = 2; k < R; k++) m[k][l] = e / VL == (IT)k ? (IT)VL + e % VL : (IT)l;
+    }
+}
+
+// One row's vector picked from R vectors v by its masks m (pick_masks)
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(pick)(const NT(vec) *v, int R, const NT(ivec) *m)
+{
+    NT(vec) t = __builtin_shuffle(v[0], v[1], m[0]);
+#pragma GCC unroll 8
+    for (int k = 2; k < R; k++) t = __builtin_shuffle(t, v[k], m[k]);
+    return t;
+}
+
 // pack's rows picked from a contiguous (n, R) block by m (see there), whole
 // groups of VL columns; returns the columns done
 static inline __attribute__((always_inline)) NT_TGT ep_dim_t
@@ -1117,12 +1140,7 @@ NT(pack_picked)(const T *x, int R, ep_dim_t n, T *buf, NT(ivec) (*m)[NT_DI])
 #pragma GCC unroll 8
         for (int k = 0; k < R; k++) v[k] = NT_LD(a + k * VL);
 #pragma GCC unroll 8
-        for (int r = 0; r < R; r++) {
-            NT(vec) t = __builtin_shuffle(v[0], v[1], m[r][0]);
-#pragma GCC unroll 8
-            for (int k = 2; k < R; k++) t = __builtin_shuffle(t, v[k], m[r][k]);
-            NT_ST(buf + r * n + i, t);
-        }
+        for (int r = 0; r < R; r++) NT_ST(buf + r * n + i, NT(pick)(v, R, m[r]));
     }
     return i;
 }
@@ -1202,13 +1220,7 @@ NT_FN void NT(pack)(const T *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n
         // vectors 0 and 1 (k = 0), then each lane whose element is in
         // vector k from it, the others kept
         NT(ivec) m[NT_DI][NT_DI];
-        for (ep_dim_t r = 0; r < R; r++)
-            for (int l = 0; l < VL; l++) {
-                IT e = (IT)(l * R + r);
-                m[r][0][l] = e < 2 * VL ? e : 0;
-                for (ep_dim_t k = 2; k < R; k++)
-                    m[r][k][l] = e / VL == (IT)k ? (IT)VL + e % VL : (IT)l;
-            }
+        for (ep_dim_t r = 0; r < R; r++) NT(pick_masks)((int)R, (int)r, m[r]);
         ep_dim_t i;
         switch (R) {   // R a constant in each: the vectors stay in registers
         case 2: i = NT(pack_picked)(x, 2, n, buf, m); break;
@@ -3889,10 +3901,10 @@ NT(picked_rows)(const int S, int nm, const T *x, ep_inc_t rx, const T *y, ep_inc
         const int fr = first && (r == 0 || sor != 0);
         ep_dim_t i = 0;
         for (; i + VL < n; i += VL) {
-            const T *e = a + i * S;
-            NT(vec) t = __builtin_shuffle(NT_LD(e), NT_LD(e + VL), m[0]);
+            NT(vec) u[NT_DI];
 #pragma GCC unroll 8
-            for (int k = 2; k < S; k++) t = __builtin_shuffle(t, NT_LD(e + k * VL), m[k]);
+            for (int k = 0; k < S; k++) u[k] = NT_LD(a + i * S + k * VL);
+            NT(vec) t = NT(pick)(u, S, m);
             NT(vec) v = nm == 2 ? cv * (t * NT_LD(b + i)) : cv * t;
             NT_ST(d + i, fr ? v : NT_LD(d + i) + v);
         }
@@ -3908,14 +3920,9 @@ NT(rows_prod_picked)(int S, int nm, const T *x, ep_inc_t rx, const T *y, ep_inc_
                      ep_dim_t n, ep_dim_t R, T *o, ep_inc_t sor, int first, int nf,
                      const T *const *f, const ep_inc_t *fs)
 {
-    // m[0]: lanes of x's first two vectors; m[k]: each lane whose element
-    // lies in vector k taken from it, the others kept
+    // the row's elements are row 0 of S rows end to end
     NT(ivec) m[NT_DI];
-    for (int l = 0; l < VL; l++) {
-        IT e = (IT)(l * S);
-        m[0][l] = e < 2 * VL ? e : 0;
-        for (int k = 2; k < S; k++) m[k][l] = e / VL == (IT)k ? (IT)VL + e % VL : (IT)l;
-    }
+    NT(pick_masks)(S, 0, m);
     switch (S) {   // S a constant in each: x's vectors stay in registers
     case 3: NT(picked_rows)(3, nm, x, rx, y, ry, n, R, o, sor, first, nf, f, fs, m); break;
     case 4: NT(picked_rows)(4, nm, x, rx, y, ry, n, R, o, sor, first, nf, f, fs, m); break;
