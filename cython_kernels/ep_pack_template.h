@@ -76,8 +76,18 @@ static int EP_PFX(pack_compacts)(int width, ep_inc_t ks)
 // prefetcher to pick up before it ends: the run EP_PACK_AHEAD steps on is
 // asked for while this one is copied.  Emerald Rapids, 1 thread, f64
 // 'ij,kj->ik' (22912, 638) F x (22, 638) F, packed path: 14-16 -> 10-11 ms.
+// A single panel (a B packed one panel at a time beside panels read in
+// place) sweeps too, its runs of a few lines asked for as many steps on as
+// make EP_PACK_AHEAD_BYTES -- unless the rows are a near multiple of 4 KB
+// apart, where that many runs would share L1's sets and evict one another.
+// Zen 4, 1 thread, 'ij,jk->ik' (7, 521) F x (521, 2088)[:, ::2] f64: the
+// panels element by element, each row's load waiting on memory, 2.5 ms
+// (numpy 1.3-1.4); swept and asked for ahead, 1.4-1.5.
 #ifndef EP_PACK_AHEAD
 #define EP_PACK_AHEAD 4
+#endif
+#ifndef EP_PACK_AHEAD_BYTES
+#define EP_PACK_AHEAD_BYTES 4096
 #endif
 static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
                                 const ep_inc_t *noff, const ep_inc_t *koff,
@@ -88,8 +98,7 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
 #define EP_SWEEP(W)                                                          \
     for (ep_dim_t p = 0; p < kc; p++) {                                      \
         const T *src = b + koff[p];                                          \
-        const T *ahead = far && p + EP_PACK_AHEAD < kc                       \
-                             ? b + koff[p + EP_PACK_AHEAD] : NULL;           \
+        const T *ahead = far && p + dist < kc ? b + koff[p + dist] : NULL;   \
         for (ep_dim_t jp = p0; jp < p1; jp++) {                              \
             const T *s = src + noff[jp * (W)];                               \
             if (ahead) {                                                     \
@@ -109,6 +118,11 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
     // prefetcher streams)
     ep_inc_t step = kc > 1 ? koff[1] - koff[0] : 0;
     int far = (step < 0 ? -step : step) > 2 * (p1 - p0) * NR * cs;
+    size_t run = (size_t)(p1 - p0) * NR * cs * sizeof(T);
+    size_t set = (size_t)(step < 0 ? -step : step) * sizeof(T) % 4096;
+    int aliased = 4 * (set < 4096 - set ? set : 4096 - set) < run;
+    ep_dim_t dist = aliased || run >= EP_PACK_AHEAD_BYTES / EP_PACK_AHEAD
+                        ? EP_PACK_AHEAD : EP_PACK_AHEAD_BYTES / run;
     switch (NR) {
     case 6: EP_SWEEP(6) break;
     case 8: EP_SWEEP(8) break;
@@ -132,7 +146,7 @@ void EP_PFX(pack_a)(int MR, ep_dim_t mc, ep_dim_t kc, const T *a,
     ep_dim_t full = p0;   // the leading run of full panels at stride 1 (or 2)
     ep_inc_t unit = p0 < p1 && (mbs[p0] == 1 || mbs[p0] == 2) ? mbs[p0] : 0;
     while (unit && full < p1 && mbs[full] == unit && (full + 1) * MR <= mc) full++;
-    if (full - p0 >= 2) {   // column-major A: kc runs of a block's m, not of MR each
+    if (full - p0 >= 1) {   // column-major A: kc runs of a block's m, not of MR each
         EP_PFX(pack_b_rows)(MR, kc, a, moff, koff, p0, full, ap, (int)unit);
         p0 = full;
     }
@@ -187,7 +201,7 @@ void EP_PFX(pack_b)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
     ep_dim_t full = p0;   // the leading run of full panels at stride 1 (or 2)
     ep_inc_t unit = p0 < p1 && (nbs[p0] == 1 || nbs[p0] == 2) ? nbs[p0] : 0;
     while (unit && full < p1 && nbs[full] == unit && (full + 1) * NR <= nc) full++;
-    if (full - p0 >= 2) {
+    if (full - p0 >= 1) {
         EP_PFX(pack_b_rows)(NR, kc, b, noff, koff, p0, full, bp, (int)unit);
         p0 = full;
     }

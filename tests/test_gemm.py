@@ -535,11 +535,14 @@ def test_packs_compact_rows_strided_along_k(restore_threads, isa, dtype):
     -2; 9 takes the element loop): each panel's rows compacted a chunk of k at
     a time, then transposed as contiguous rows are; k around the chunk (64)
     and the transposes, every leftover row of a panel.  Then a column-major
-    A and a row-major B sliced along m and n (stride 2)."""
+    A and a row-major B sliced along m and n (stride 2); with few rows of A
+    (7, 200, 300), B's panels are packed one at a time from rows far apart,
+    the rows ahead prefetched."""
     prev = K.isa()
     K.set_isa(isa)
     try:
-        for M, N, Kx in [(7, 149, 8), (13, 131, 65), (37, 57, 130), (64, 40, 400)]:
+        for M, N, Kx in [(7, 149, 8), (13, 131, 65), (37, 57, 130), (64, 40, 400),
+                         (7, 200, 300)]:
             cases = [(rand((M, Kx * abs(ks)), dtype, M)[:, ::ks], "mk",      # k strided
                       rand((N, Kx * abs(ks)), dtype, N)[:, ::ks], "nk") for ks in (2, 3, -2, 9)]
             # a column-major A and a row-major B sliced along m and n: whole
