@@ -33,7 +33,8 @@ import numpy as np
 
 from . import _native, model
 from .nest import (COMPLEX_OPS, L3_SHARE, ctile_parts, gathers_row, l1_bytes, l2_resident,
-                   operand_bytes, packed, rows_per_start, traffic, vector_lanes)
+                   operand_bytes, packed, rows_per_start, short_kept_rows, traffic,
+                   vector_lanes)
 from .plan import GemmStep, NestStep, ReduceStep
 
 NOMINAL_GHZ = 3.0
@@ -49,6 +50,9 @@ STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided inpu
 OVERLAP = model.MEMORY_OVERLAP   # share of the lesser of memory and row time not hidden
 L2_BANDWIDTH = 60e9      # bytes per second between L1 and L2 (a core, reads and writes)
 GENERIC_ELEM_S = 0.6e-9  # the same when three or more inputs move along the row
+SHORT_ROW_S = 1.5e-9     # start of one short kept row inside the rows kernel's call
+PLAIN_ELEM_S = 0.4e-9    # per element and moving input of such a row's element loop
+SHORT_VEC_S = 0.6e-9     # per vector loaded or stored by such a row in vectors
                          # (the generic loop: no unrolled form)
 
 
@@ -210,6 +214,23 @@ def nest_seconds(step: NestStep, dtype) -> float:
             # 0.13 with 8 rows)
             t_row *= lanes / max(step.tile, 1)
     t_cpu = total * t_row + rows * ROW_S + t_out
+    short_rows = "" if step.short or step.tile else short_kept_rows(
+        step.loops, item, str(dtype).startswith("complex"))
+    if short_rows:
+        # every row of the loop in one call of the rows kernel, a loop or a
+        # few vectors a row (Zen 4, in L1: rows of 5-12 f32 of two inputs
+        # 4-11 ns, of 16-24 3.6; priced at a row start each, 14-22 ns,
+        # 'ia,ib,ic->abc' (878387,12) x (878387,1) x (878387,5)[:, ::2] f32
+        # passed over its pairwise path of 9.8 ms for one nest of 19 ms)
+        row_n = loops[-1][0]
+        if short_rows == "vector":
+            lanes = vector_lanes(item)
+            per_row = SHORT_VEC_S * -(-row_n // lanes) * (
+                1 + sum(abs(s_) for s_ in moving))
+        else:
+            cplx = str(dtype).startswith("complex")
+            per_row = PLAIN_ELEM_S * row_n * len(moving) * (COMPLEX_OPS if cplx else 1)
+        t_cpu = (total / row_n) * (SHORT_ROW_S + per_row) + t_out
     threads = max(1, min(step.threads, _native.get_num_threads()))
     t_cpu /= threads
     # the row work hides the memory traffic only in part: of two candidates

@@ -235,6 +235,36 @@ def _rows_into_one(loops, itemsize) -> int:
     return R if held or n > PERIOD_VECTORS * lanes + lanes - 1 else 1
 
 
+SHORT_PLAIN_N = 16   # longest kept row of one or two inputs the rows kernel runs as a plain
+                     # loop per row, every row in one call (ep_nest_template.h's rows_prod)
+
+
+def short_kept_rows(loops, itemsize, complex_=False) -> str:
+    """How the rows kernel (rows_prod) runs a loop of short kept rows -- the
+    output moving along the row and along the loop around it -- in one call,
+    none of row_prod's set-up per row: "vector" (a real row of one to four
+    vectors, the inputs at stride 1 or 2, the output contiguous:
+    rows_short_vec), "plain" (a row of at most SHORT_PLAIN_N elements of one
+    or two inputs: an element loop per row), else "" (row_prod per row, or
+    a kernel priced elsewhere)."""
+    if len(loops) < 2:
+        return ""
+    outer, row = loops[-2], loops[-1]
+    n = row.extent
+    if row.strides[-1] == 0 or outer.strides[-1] == 0 or outer.extent < 2:
+        return ""
+    moving = [st for st in row.strides[:-1] if st != 0]
+    if not 1 <= len(moving) <= 2:
+        return ""
+    lanes = vector_lanes(itemsize)
+    if (not complex_ and row.strides[-1] == 1 and lanes <= n <= 4 * lanes
+            and all(st == 1 or (st == 2 and n > lanes) for st in moving)):
+        return "vector"
+    if n <= SHORT_PLAIN_N and not any(3 <= abs(st) < 8 for st in moving):
+        return "plain"
+    return ""
+
+
 def rows_per_start(loops, itemsize, complex_=False):
     """(rows per row start, inputs folded) of the rows kernel
     (ep_nest_template.h's rows_sum) on real row sums: contiguous rows

@@ -823,3 +823,50 @@ def test_a_path_step_with_an_edge_of_one_register_tile_strip_is_priced_on_both_e
     np.testing.assert_allclose(einplan.einsum("ij,jk,kl->il", a, b, c),
                                np.einsum("ij,jk,kl->il", a, b, c, optimize=True),
                                rtol=1e-4, atol=1e-3)
+
+
+def test_short_kept_rows_are_priced_as_one_call_of_the_rows_kernel(restore_threads):
+    """A loop of short elementwise rows (the output moving along them and
+    along the loop around them) runs in one call of the rows kernel, a
+    plain loop or a few vectors a row, none of a row start's set-up each:
+    so priced, 'ia,ib,ic->abc' (878387,12) x (878387,1) x (878387,5)[:, ::2]
+    f32 on 1 thread takes its pairwise path -- C's rows of 5 scaled by B,
+    then a GEMM with A (9.6 ms; numpy 16-20) -- over one nest across i that
+    copies A's and C's rows per chunk and runs 60 products an element (19
+    ms)."""
+    from einplan.cost import nest_seconds
+    from einplan.nest import short_kept_rows, vector_lanes
+    from einplan.plan import NestLoop
+
+    def Loop(extent, strides):
+        return NestLoop("x", extent, strides)
+    item = 4
+    # rows of 5, one input at stride 2, scaled per row; rows of 12 and of
+    # 24 contiguous; a summed loop around the rows (rows into one) is not
+    # this kernel's
+    rows5 = [Loop(1000, (10, 1, 5)), Loop(5, (2, 0, 1))]
+    lanes = vector_lanes(item)
+    assert short_kept_rows(rows5, item) == ("plain" if lanes > 5 else "vector")
+    assert short_kept_rows([Loop(1000, (3, 3)), Loop(3, (1, 1))], item) == "plain"
+    two = 2 * lanes
+    assert short_kept_rows([Loop(1000, (two, two)), Loop(two, (1, 1))], item) == "vector"
+    assert short_kept_rows([Loop(1000, (3, 0)), Loop(3, (1, 1))], item) == ""
+    wide = max(4 * lanes, 16) + 1
+    assert short_kept_rows([Loop(1000, (wide, wide)), Loop(wide, (1, 1))], item) == ""
+    einplan.set_num_threads(1)
+    i = 878387
+    a = np.empty((i, 12), np.float32)
+    b = np.empty((i, 1), np.float32)
+    c = np.empty((i, 10), np.float32)[:, ::2]
+    steps = plan_for("ia,ib,ic->abc", a, b, c).steps
+    assert len(steps) == 2 and isinstance(steps[-1], GemmStep), steps
+    scaled = steps[0]
+    assert isinstance(scaled, NestStep) and [lp.extent for lp in scaled.loops] == [i, 5]
+    assert nest_seconds(scaled, np.float32) < i * 12e-9
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3000, 12)).astype(np.float32)
+    b = rng.standard_normal((3000, 1)).astype(np.float32)
+    c = rng.standard_normal((3000, 10)).astype(np.float32)[:, ::2]
+    np.testing.assert_allclose(einplan.einsum("ia,ib,ic->abc", a, b, c),
+                               np.einsum("ia,ib,ic->abc", a, b, c, optimize=True),
+                               rtol=1e-4, atol=1e-3)
