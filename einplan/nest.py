@@ -821,6 +821,7 @@ def merge_loops(loops):
 PACK_BYTES = 32 << 10    # a tile's copy of one strided input (about L1)
 PACK_ROWS = 8            # fewest rows of a tile that takes the row whole
 PACK_RUN = 256           # shortest row of a tile that takes all the rows
+PACK_MIN_ROW = 64        # shortest row whose strided inputs tiles copy
 
 
 def packed(outer, row):
@@ -947,6 +948,14 @@ def _tile_edge(loops, itemsize, transposed=False):
         # y's lines (TPAIR_ROW of them) staying in L2 for the next block
         return (outer.extent, min(row.extent, TPAIR_ROW))
     pk = packed(outer, row)
+    if pk and row.extent < PACK_MIN_ROW and all(
+            abs(row.strides[j]) * itemsize < LINE for j in pk):
+        # a row this short whose copied inputs share lines along it spans a
+        # few lines the next rows find in L1: read in place, no tile's copy
+        # and start to pay for ('abcd->bda' (6,95,37,5) f32, 570 tiles of 5
+        # x 37: 125 us; in place 45; numpy 77).  An input a line an element
+        # along the row keeps its tiles: they make its rows SIMD rows
+        return 0
     if pk:
         # the inputs read in place one stream each across the tiles (the
         # same row for every row of the tile: a GEMV's vector), the output
