@@ -345,6 +345,15 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
                ? EP_STREAMS_COMPLEX : EP_STREAMS_NONE;
     isa = ep_nest_row_isa(d, isa);
     ep_dim_t vbytes = isa == EP_ISA_AVX512 ? 64 : isa == EP_ISA_AVX2 ? 32 : 16;
+    if (strided && into_one) {  // rows_into_one's long rows with inputs at stride 2
+        int s12 = 1;
+        for (int j = 0; j < d->nin; j++) {
+            ep_inc_t s = d->stride[j][inner];
+            s12 &= s == 0 || s == 1 || s == 2;
+        }
+        return s12 && d->nin - nm <= 1 && bytes > 17 * vbytes - es && bytes <= l1 * 3 / 8
+               ? EP_STREAMS_INTO_ONE : EP_STREAMS_NONE;
+    }
     if (strided) {  // one input's short strided rows: rows_sum's scalar chains
         ep_inc_t s = d->stride[0][inner];
         return !into_one && nm == 1 && d->nin == 1 && d->extent[inner] <= 256 &&

@@ -95,8 +95,8 @@ int ep_nest_row_isa(const ep_nest_desc_t *d, int isa);
 // measured on the first such calls of each kind of row kernel, then fixed
 // for the process.  The kinds: contiguous rows of one input summed and rows
 // dotted (each shorter than EP_LONG_ROW bytes, and longer), rows summed into one
-// output row, one input's short strided rows, and complex dot rows (always
-// one after another, not measured).
+// output row (inputs at stride 1 or 2), one input's short strided rows, and
+// complex dot rows (always one after another, not measured).
 enum { EP_STREAM_FOUR = 0, EP_STREAM_ONE = 1, EP_STREAM_MEASURING = 2 };
 enum { EP_STREAMS_NONE = 0, EP_STREAMS_SUMS = 1, EP_STREAMS_LONG_SUMS = 2, EP_STREAMS_DOTS = 3,
        EP_STREAMS_LONG_DOTS = 4, EP_STREAMS_INTO_ONE = 5, EP_STREAMS_STRIDED = 6,

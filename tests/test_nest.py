@@ -2267,6 +2267,14 @@ for spec, n in (("ij,j->i", 40), ("ij,j->i", 128), ("ij,j->i", 1024), ("ij->i", 
         before = [_native.stream_order(k)[0] for k in ("long dots", "strided")]
     if n in (40, 128, 300, 503, past, 1801):
         assert "rows streamed from memory" in str(einplan.explain(spec, *ops)), spec
+# long rows at stride 2 scaled into one output row ('ij,i->j' over a [:, ::2] slice)
+a = rng.standard_normal((int(1.25 * l3) // (4 * 2 * 503) + 3, 2 * 503), dtype=np.float32)[:, ::2]
+x = rng.standard_normal(a.shape[0], dtype=np.float32)
+for _ in range(3):
+    r = einplan.einsum("ij,i->j", a, x)
+assert np.allclose(r, x.astype(np.float64) @ a, rtol=1e-4, atol=1e-3 * np.sqrt(a.shape[0]))
+out.append(hashlib.sha1(r.tobytes()).hexdigest())
+assert "rows streamed from memory" in str(einplan.explain("ij,i->j", a, x))
 # one input's short strided rows: diagonals, a line an element
 a = rng.standard_normal((int(1.25 * l3) // (4 * 19 * 19) + 3, 19, 19), dtype=np.float32)
 for _ in range(3):
@@ -2486,7 +2494,8 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
     apart from those, long ones of 128 and 1024, the four-row vector path
     and rows_dot4; sums of rows of 40, and apart from those, long ones of 64,
     and of 300 end to end; rows of 503
-    summed, and scaled, into one output row, and so rows just longer than
+    summed, and scaled, into one output row, contiguous or at stride 2 (a
+    [:, ::2] slice), and so rows just longer than
     the kernel set's registers hold ('j,jk->k' (37010,120) f64 on AVX2 0.45x numpy four at a time, 1.1x
     one after another) and rows of 7 KB; one input's diagonals, 'bii->b',
     in four scalar chains or one row after another; complex64 rows of 45
@@ -2502,12 +2511,12 @@ def test_rows_beyond_l3_read_in_the_measured_order_with_the_same_sums():
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         res[order] = p.stdout.split()
-    assert res["1"][:12] == res["4"][:12] == res[""][:12], res
-    assert res["1"][12:20] == ["one"] * 8 and res["4"][12:20] == ["four"] * 8, res
+    assert res["1"][:13] == res["4"][:13] == res[""][:13], res
+    assert res["1"][13:21] == ["one"] * 8 and res["4"][13:21] == ["four"] * 8, res
     # measured: each kind of rows times both orders and keeps one of them,
     # the diagonals' order not decided by the dots measured before them
-    assert res[""][12] in ("one", "four") and res[""][13] == "measuring", res
-    assert set(res[""][14:20]) <= {"one", "four"} and res[""][20] == "True", res
+    assert res[""][13] in ("one", "four") and res[""][14] == "measuring", res
+    assert set(res[""][15:21]) <= {"one", "four"} and res[""][21] == "True", res
 
 
 @pytest.mark.parametrize("isa", RUN_ISAS)
