@@ -244,7 +244,8 @@ def short_kept_rows(loops, itemsize, complex_=False) -> str:
     output moving along the row and along the loop around it -- in one call,
     none of row_prod's set-up per row: "vector" (a real row of one to four
     vectors, the inputs at stride 1 or 2, the output contiguous:
-    rows_short_vec), "plain" (a row of at most SHORT_PLAIN_N elements of one
+    rows_short_vec; or shorter than a vector, every stride 1: two narrower
+    vectors, rows_sub_vec), "plain" (a row of at most SHORT_PLAIN_N elements of one
     or two inputs: an element loop per row), else "" (row_prod per row, or
     a kernel priced elsewhere)."""
     if len(loops) < 2:
@@ -259,6 +260,12 @@ def short_kept_rows(loops, itemsize, complex_=False) -> str:
     lanes = vector_lanes(itemsize)
     if (not complex_ and row.strides[-1] == 1 and lanes <= n <= 4 * lanes
             and all(st == 1 or (st == 2 and n > lanes) for st in moving)):
+        return "vector"
+    # shorter contiguous rows: two half vectors, or quarters of a 64-byte one
+    # (rows_sub_vec)
+    narrowest = max(2, lanes // 4 if lanes * itemsize == 64 else lanes // 2)
+    if (not complex_ and row.strides[-1] == 1 and narrowest <= n < lanes
+            and all(st == 1 for st in moving)):
         return "vector"
     if n <= SHORT_PLAIN_N and not any(3 <= abs(st) < 8 for st in moving):
         return "plain"

@@ -1255,6 +1255,46 @@ def test_short_rows_at_stride_two_load_vectors(isa, dtype, one_thread):
 
 @pytest.mark.parametrize("isa", RUN_ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_shorter_than_a_vector_take_two_narrower_ones(isa, dtype, one_thread):
+    """Contiguous elementwise rows of 2 .. lanes - 1 elements of one or two
+    inputs, alone or times a scale per row: two half (or quarter) vectors a
+    row, the second ending on the row's last element; the output rows apart
+    by a gap of NaNs that must stay, written over NaNs, then added to, and
+    one output row re-visited by a summed loop around the rows ('abc->ac'
+    with c shorter than a vector: every element added once per row).  Each
+    input ends at its last row's last element (the sanitizer run sees a
+    load past it)."""
+    lanes = (64 if isa == "avx512" else 32 if isa == "avx2" else 16) // np.dtype(dtype).itemsize
+    rng = np.random.default_rng(31)
+    R = 13
+    for n in range(2, lanes):
+        X = _rand(rng, R * n, dtype)[:R * n].reshape(R, n)
+        Y = _rand(rng, (R, n + 3), dtype)[:, :n]   # rows n + 3 apart
+        u = _rand(rng, R, dtype)
+        gap = n + 2
+        for ins, loops, want in (
+                ((X,), [(R, n, gap), (n, 1, 1)], X),
+                ((X, Y), [(R, n, n + 3, gap), (n, 1, 1, 1)], X * Y),
+                ((X, u), [(R, n, 1, gap), (n, 1, 0, 1)], X * u[:, None]),
+                ((X, Y, u), [(R, n, n + 3, 1, gap), (n, 1, 1, 0, 1)], X * Y * u[:, None])):
+            o = np.full((R, gap), np.nan, dtype)
+            call = _native.prepare_nest(dtype, len(ins), loops)
+            call(ins, o, isa=isa)
+            _close(o[:, :n], want, dtype, 1)
+            assert np.isnan(o[:, n:]).all(), (n, o)
+            _native.prepare_nest(dtype, len(ins), [(2,) + (0,) * (len(ins) + 1)] + loops)(
+                ins, o, isa=isa)
+            _close(o[:, :n], 2 * want, dtype, 2)
+            assert np.isnan(o[:, n:]).all(), (n, o)
+        # one output row, the loop around the rows summed
+        o = np.full(n + 1, np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(R, n, n + 3, 0), (n, 1, 1, 1)])((X, Y), o, isa=isa)
+        _close(o[:n], (X * Y).sum(0), dtype, R)
+        assert np.isnan(o[n])
+
+
+@pytest.mark.parametrize("isa", RUN_ISAS)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_row_blocks(isa, dtype):
     """The row in blocks (block loop outermost): a sum row adds each block's
     partial sum into the output, an elementwise row writes each block once;

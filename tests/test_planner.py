@@ -847,7 +847,9 @@ def test_short_kept_rows_are_priced_as_one_call_of_the_rows_kernel(restore_threa
     rows5 = [Loop(1000, (10, 1, 5)), Loop(5, (2, 0, 1))]
     lanes = vector_lanes(item)
     assert short_kept_rows(rows5, item) == ("plain" if lanes > 5 else "vector")
-    assert short_kept_rows([Loop(1000, (3, 3)), Loop(3, (1, 1))], item) == "plain"
+    assert short_kept_rows([Loop(1000, (6, 3)), Loop(3, (2, 1))], item) == "plain"
+    half = max(2, lanes // 2)
+    assert short_kept_rows([Loop(1000, (half, half)), Loop(half, (1, 1))], item) == "vector"
     two = 2 * lanes
     assert short_kept_rows([Loop(1000, (two, two)), Loop(two, (1, 1))], item) == "vector"
     assert short_kept_rows([Loop(1000, (3, 0)), Loop(3, (1, 1))], item) == ""
