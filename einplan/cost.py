@@ -50,10 +50,10 @@ STRIDED_ELEM_S = 0.25e-9  # per element and operand of a row with a strided inpu
 OVERLAP = model.MEMORY_OVERLAP   # share of the lesser of memory and row time not hidden
 L2_BANDWIDTH = 60e9      # bytes per second between L1 and L2 (a core, reads and writes)
 GENERIC_ELEM_S = 0.6e-9  # the same when three or more inputs move along the row
+                         # (the generic loop: no unrolled form)
 SHORT_ROW_S = 1.5e-9     # start of one short kept row inside the rows kernel's call
 PLAIN_ELEM_S = 0.4e-9    # per element and moving input of such a row's element loop
 SHORT_VEC_S = 0.6e-9     # per vector loaded or stored by such a row in vectors
-                         # (the generic loop: no unrolled form)
 
 
 @functools.lru_cache(maxsize=None)
@@ -218,8 +218,9 @@ def nest_seconds(step: NestStep, dtype) -> float:
         step.loops, item, str(dtype).startswith("complex"))
     if short_rows:
         # every row of the loop in one call of the rows kernel, a loop or a
-        # few vectors a row (Zen 4, in L1: rows of 5-12 f32 of two inputs
-        # 4-11 ns, of 16-24 3.6; priced at a row start each, 14-22 ns,
+        # few vectors a row (Zen 4, in L1: rows of 5-7 f32 of two inputs at
+        # stride 2 element by element 4-5 ns, contiguous rows of 5-24 in
+        # vectors 1.3-4.7; priced at a row start each, 14-22 ns,
         # 'ia,ib,ic->abc' (878387,12) x (878387,1) x (878387,5)[:, ::2] f32
         # passed over its pairwise path of 9.8 ms for one nest of 19 ms)
         row_n = loops[-1][0]

@@ -245,9 +245,9 @@ def short_kept_rows(loops, itemsize, complex_=False) -> str:
     none of row_prod's set-up per row: "vector" (a real row of one to four
     vectors, the inputs at stride 1 or 2, the output contiguous:
     rows_short_vec; or shorter than a vector, every stride 1: two narrower
-    vectors, rows_sub_vec), "plain" (a row of at most SHORT_PLAIN_N elements of one
-    or two inputs: an element loop per row), else "" (row_prod per row, or
-    a kernel priced elsewhere)."""
+    vectors, rows_sub_vec), "plain" (a row of at most SHORT_PLAIN_N
+    elements of one or two inputs: an element loop per row), else "" (row_prod
+    per row, or a kernel priced elsewhere)."""
     if len(loops) < 2:
         return ""
     outer, row = loops[-2], loops[-1]
