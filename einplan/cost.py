@@ -214,8 +214,8 @@ def nest_seconds(step: NestStep, dtype) -> float:
             # 0.13 with 8 rows)
             t_row *= lanes / max(step.tile, 1)
     t_cpu = total * t_row + rows * ROW_S + t_out
-    short_rows = "" if step.short or step.tile else short_kept_rows(
-        step.loops, item, str(dtype).startswith("complex"))
+    cplx = str(dtype).startswith("complex")
+    short_rows = "" if step.short or step.tile else short_kept_rows(step.loops, item, cplx)
     if short_rows:
         # every row of the loop in one call of the rows kernel, a loop or a
         # few vectors a row (Zen 4, in L1: rows of 5-7 f32 of two inputs at
@@ -229,7 +229,6 @@ def nest_seconds(step: NestStep, dtype) -> float:
             per_row = SHORT_VEC_S * -(-row_n // lanes) * (
                 1 + sum(abs(s_) for s_ in moving))
         else:
-            cplx = str(dtype).startswith("complex")
             per_row = PLAIN_ELEM_S * row_n * len(moving) * (COMPLEX_OPS if cplx else 1)
         t_cpu = (total / row_n) * (SHORT_ROW_S + per_row) + t_out
     threads = max(1, min(step.threads, _native.get_num_threads()))
