@@ -38,6 +38,27 @@ static const ep_rows_t *ep_rows_for(int isa, int dtype)
     return &ep_nest_rows_generic[dtype];
 }
 
+#ifdef EP_NEST_X86
+// Complex dot rows against one vector shared by every row ('ab,b->a'): the
+// row kernels take a vector of such rows at a time (crows_dotv) while the
+// row is shorter than half a vector, on 64-byte vectors complex64 rows of
+// up to 7 elements, which the AVX2 kernels would run one at a time.  Fewer
+// rows than two such vectors' (a thread's share) run one at a time anyway.
+#define EP_CDOTV_ROWS 64
+static int ep_nest_cdotv(const ep_nest_desc_t *d)
+{
+    const int k = d->ndim - 1, o = d->nin;
+    if (d->nin != 2 || k < 1 || d->tile || d->across || d->block ||
+        d->extent[k - 1] < EP_CDOTV_ROWS || d->stride[o][k] != 0 || d->stride[o][k - 1] == 0)
+        return 0;
+    for (int v = 0; v < 2; v++)
+        if (d->stride[v][k - 1] == 0 && d->stride[1 - v][k - 1] > 0 &&
+            d->stride[1 - v][k] == 1)
+            return 1;
+    return 0;
+}
+#endif
+
 int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
 {
     if (isa < 0) isa = ep_isa();
@@ -49,7 +70,7 @@ int ep_nest_row_isa(const ep_nest_desc_t *d, int isa)
     // 'ab,a->b' 0.54x -> 1.9x numpy, 'ab,ab->b' 1.2x -> 4.3x, 'ab->b' 1.6x
     // -> 3.2x; rows of 4 'ab,a->b' 0.11x -> 1.04x
     ep_dim_t n = d->ndim > 0 ? d->extent[d->ndim - 1] : 1;
-    if (isa == EP_ISA_AVX512 && d->short_loop == 0 &&
+    if (isa == EP_ISA_AVX512 && d->short_loop == 0 && !ep_nest_cdotv(d) &&
         ((d->dtype == EP_NEST_C64 && n >= 4 && n <= 7) ||
          (d->dtype == EP_NEST_C128 && n >= 2 && n <= 3)))
         return EP_ISA_AVX2;

@@ -2939,3 +2939,48 @@ def test_threads_share_out_a_loop_whose_output_steps_a_line(restore_threads):
     assert abs(st.loops[st.split].strides[-1]) * 4 >= 64, st
     np.testing.assert_allclose(einplan.einsum("ij...,jk...->ik...", A, B),
                                np.einsum("ij...,jk...->ik...", A, B), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("isa", RUN_ISAS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_dot_rows_against_a_shared_vector(isa, dtype, one_thread):
+    """Complex rows of 2..2 vectors of reals dotted with one vector shared by
+    every row ('ab,b->a'), a vector of rows at a time (crows_dotv): rows end
+    to end and apart, the last rows ending on the operand's last element
+    (rows shorter than a vector load past their end only inside it), the
+    vector at strides 1, -1 and 3, the output at strides 1 and 2, each row
+    times a scale (a third input constant along the row), and added to on
+    an outer loop's second visit."""
+    from numpy.lib.stride_tricks import as_strided
+    rng = np.random.default_rng(47)
+    for n in (2, 3, 5, 7, 8, 9, 12, 16, 17):
+        for R, gap in ((3, 0), (17, 0), (64, 0), (100, 3), (257, 0), (70, 1)):
+            az = n + gap
+            buf = _rand(rng, (R - 1) * az + n, dtype)
+            a = as_strided(buf, (R, n), (az * buf.itemsize, buf.itemsize))
+            W = _rand(rng, 3 * n, dtype)
+            for sw in (1, -1, 3):
+                w = W[::sw][:n]
+                ws = w.strides[0] // w.itemsize
+                want = (a * w).sum(-1)
+                for so in (1, 2):
+                    o = np.full(so * R + 1, np.nan, dtype)
+                    call = _native.prepare_nest(dtype, 2, [(R, az, 0, so), (n, 1, ws, 0)])
+                    call((a, w), o[:so * R], isa=isa)
+                    _close(o[:so * R:so], want, dtype, n)
+                    assert np.isnan(o[-1])
+                t = _rand(rng, R, dtype)
+                o = np.full(R, np.nan, dtype)
+                _native.prepare_nest(dtype, 3, [(R, az, 0, 1, 1), (n, 1, ws, 0, 0)])(
+                    (a, w, t), o, isa=isa)
+                _close(o, want * t, dtype, n)
+                _native.prepare_nest(dtype, 2, [(2, 0, 0, 0), (R, az, 0, 1), (n, 1, ws, 0)])(
+                    (a, w), o, isa=isa)
+                _close(o, 2 * want, dtype, 2 * n)
+    if "avx512" in RUN_ISAS and isa == "avx512":
+        # such rows of 4..7 complex64 stay on 64-byte vectors (other rows of
+        # that length run on the AVX2 kernels' 32-byte ones)
+        call = _native.prepare_nest("complex64", 2, [(100, 5, 0, 1), (5, 1, 1, 0)])
+        assert call.row_isa() == "avx512"
+        call = _native.prepare_nest("complex64", 2, [(100, 5, 1, 0), (5, 1, 0, 1)])
+        assert call.row_isa() == "avx2"
