@@ -212,6 +212,26 @@ def _short_complex_rows(step, dtype) -> bool:
     return step.loops[-1].extent < vector_lanes(real) // 2
 
 
+CPX_PRICED_ROW_VECTORS = 8   # shortest complex row, in vectors, priced against 1m
+
+
+def _complex_vector_rows(step, dtype) -> bool:
+    """A complex nest step of contiguous rows of CPX_PRICED_ROW_VECTORS
+    vectors or more, not the register-tile kernel's: priced against the packed 1m engine as a
+    real one is.  Its axpy rows along a long output row read the long
+    operand in place, where the 1m engine packs it twice over for a few
+    rows of C (1 thread, 'ij,jk->ki' (7516,9):F x (9,5) c64: 170 us packed,
+    36 in the nest, numpy 65; 'ij,kj->ki' (7000,10):F x (6,10) c128: 154,
+    96, numpy 93).  Rows of a few vectors are not: their starts and tails
+    cost more than the price says ('bij,bjk->bik' (11,24,5) x (11,5,15)
+    c128, rows of 15 with j in registers: 9.4 us, packed 5.5)."""
+    if dtype not in _COMPLEX or not isinstance(step, NestStep) or step.ctile:
+        return False
+    real = _COMPLEX[dtype].itemsize
+    return (step.row.endswith("contig") and bool(step.loops)
+            and step.loops[-1].extent >= CPX_PRICED_ROW_VECTORS * vector_lanes(real) // 2)
+
+
 def _notes(*parts) -> str:
     """A step's reasons, the empty ones left out."""
     return "; ".join(p for p in parts if p)
@@ -255,12 +275,13 @@ def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, s
     # won on price at 690 us to its 487
     dots = (not is_complex and step.short and step.row.startswith("short-dots")
             and narrow_smm(gemm.steps, dtype))
-    if not step.ctile and not dots and (is_complex or not step.row.endswith("contig")):
+    if not step.ctile and not dots and not _complex_vector_rows(step, dtype) and (
+            is_complex or not step.row.endswith("contig")):
         # (a real nest of contiguous rows is priced too: 'bij,bkj->bki'
         # (421,121,278) x (421,4,278) f64 as dots of 278, 8.9 ms; packed,
         # A's 113 MB copied into panels for m = 4, 14.8 ms; numpy 10)
         return None
-    engine, why = (ctile_by_cost if is_complex else engine_by_cost)(step, gemm.steps, dtype)
+    engine, why = (ctile_by_cost if step.ctile else engine_by_cost)(step, gemm.steps, dtype)
     if engine == "nest":
         return replace(plan, steps=(replace(step, why=_notes(why, laid)),))
     return _with_why(gemm, why)

@@ -96,6 +96,30 @@ def test_complex_thin_gemms_with_rows_shorter_than_a_vector_take_the_packed_engi
     _close(einplan.einsum("ij,jk->ik", a[:, :2], b), a[:, :2] @ b, dtype, 2)
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_axpy_rows_along_a_long_output_row_are_priced_against_1m(dtype, one_thread):
+    """A complex thin GEMM whose nest runs contiguous rows of many vectors
+    (the output's unit stride along the long operand's) is priced against
+    the packed 1m engine as a real one is, and takes the nest, which reads
+    the long operand in place ('ij,jk->ki' (7516,9):F x (9,5) c64: 170 us
+    packed, 36 in the nest); rows of a few vectors are not priced so and
+    stay packed."""
+    rng = np.random.default_rng(93)
+    a = np.asfortranarray(rand((7516, 9), dtype, rng=rng))
+    b = rand((9, 5), dtype, rng=rng)
+    (step,) = _steps("ij,jk->ki", a, b)
+    assert planner._complex_vector_rows(step, np.dtype(dtype)), step
+    assert isinstance(step, NestStep) and step.row == "prod/contig", step
+    assert step.why.startswith("nest by predicted compute"), step
+    _close(einplan.einsum("ij,jk->ki", a, b), (a @ b).T, dtype, 9)
+    x, y = rand((11, 24, 5), dtype, rng=rng), rand((11, 5, 15), dtype, rng=rng)[::-1]
+    einplan.set_num_threads(2)    # where the nest's price would win
+    planner.clear_cache()
+    (step,) = _steps("bij,bjk->bik", x, y)
+    assert isinstance(step, GemmStep), step
+    _close(einplan.einsum("bij,bjk->bik", x, y), x @ y, dtype, 5)
+
+
 def test_a_summed_loop_outside_a_long_row_is_held_in_registers():
     """The plain nest of 'bij,bjk->bik' (65,14,4) F x (65,4,80) runs the
     summed j outermost, re-reading and re-writing the whole output for each
