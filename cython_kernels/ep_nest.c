@@ -401,7 +401,8 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
             return EP_STREAMS_NONE;
     }
     if (bytes <= 512 || (nm == 1 && packed == 1 && bytes <= 2048) ||
-        (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096)))
+        (nm == 2 && shared == 1 && bytes <= 4096 && (packed == 1 || bytes == 4096)) ||
+        (nm == 2 && shared == 1 && packed == 1 && bytes <= EP_SEQ_DOT_ROW))
         return nm == 1 ? (bytes >= EP_LONG_ROW ? EP_STREAMS_LONG_SUMS : EP_STREAMS_SUMS)
              : bytes >= EP_LONG_ROW ? EP_STREAMS_LONG_DOTS : EP_STREAMS_DOTS;
     return EP_STREAMS_NONE;

@@ -103,6 +103,11 @@ enum { EP_STREAMS_NONE = 0, EP_STREAMS_SUMS = 1, EP_STREAMS_LONG_SUMS = 2, EP_ST
        EP_STREAMS_COMPLEX = 7 };
 #define EP_STREAM_KINDS 6                       // the measured kinds, 1 .. 6
 #define EP_LONG_ROW 256                         // bytes of the shortest long row
+// GEMV dot rows end to end run in the measured order up to three pages (Zen 4,
+// 72 MB f64 / f32, GB/s one after another and four at a time: rows of 4480 bytes
+// 30 / 38 and 15 / 16, of 13440 29 / 30 and 24 / 27); past that four at a time,
+// each row a stream long enough for the prefetchers (17920: 20 / 19, 22 / 27)
+#define EP_SEQ_DOT_ROW 12288
 enum { EP_LOADS_PRODUCTS = 1, EP_LOADS_SUMS = 2 };
 int ep_nest_stream_loads(const ep_nest_desc_t *d, int isa);  // EP_LOADS_*, 0: ep_load_width
 int ep_nest_streams(const ep_nest_desc_t *d, int isa);  // d's rows' kind, EP_STREAMS_*

@@ -2890,13 +2890,15 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         r = NT(rows_dotv)(zr, az, ws, n, R, o, so, first, nf, f, fs, seq);
     if ((r == 0 || dotv) && nm == 2 && contig && R - r >= 2 && (rs[0] == 0) != (rs[1] == 0)
         && (dotv || n * (ep_dim_t)sizeof(T) >= 4096 || (az == (ep_inc_t)n && n >= 4 * VL)))
-        // rows longer than a page stay four at a time in either order: each
-        // page is a stream of its own for the prefetchers either way, and
-        // four of them in flight read faster (Zen 4, rows of 4096 f32:
-        // 3.8 ms four at a time, 4.7-4.9 one after another, 64 MB); the
-        // rows past rows_dotv's last VL, the same sums
+        // rows apart longer than a page, and rows end to end longer than
+        // EP_SEQ_DOT_ROW, stay four at a time in either order: each page is
+        // a stream of its own for the prefetchers either way, and four of
+        // them in flight read faster (Zen 4, rows of 4096 f32: 3.8 ms four
+        // at a time, 4.7-4.9 one after another, 64 MB); the rows past
+        // rows_dotv's last VL, the same sums
         r = NT(rows_dot4)(r, zr, az, ws, n, R, o, so, first, nf, f, fs,
-                          seq && n * (ep_dim_t)sizeof(T) <= 4096);
+                          seq && n * (ep_dim_t)sizeof(T) <= (az == (ep_inc_t)n ? EP_SEQ_DOT_ROW
+                                                                            : 4096));
 #endif
     for (; r < R; r++) {
         for (int j = 0; j < nm; j++) q[j] = p[j] + (1 + CPX) * r * rs[j];

@@ -2984,3 +2984,17 @@ def test_complex_dot_rows_against_a_shared_vector(isa, dtype, one_thread):
         assert call.row_isa() == "avx512"
         call = _native.prepare_nest("complex64", 2, [(100, 5, 1, 0), (5, 1, 0, 1)])
         assert call.row_isa() == "avx2"
+
+
+def test_dot_rows_end_to_end_up_to_three_pages_take_the_measured_order():
+    """A GEMV's dot rows end to end beyond L3 run in the measured order up
+    to EP_SEQ_DOT_ROW (12 KB: one after another, a Zen 4 reads rows of
+    4480 bytes at 30 GB/s, four at a time 15); rows apart past a page, and
+    rows end to end past three pages, stay four at a time (no order to
+    measure).  Only the descriptor is asked: no operand is read."""
+    l3 = _native.kernel_config()["caches"]["l3"]
+    for n, az, kind in ((1024, 1024, "long dots"), (2000, 2000, "long dots"),
+                        (3072, 3072, "long dots"), (3200, 3200, None), (2000, 2016, None)):
+        rows = 2 * l3 // (4 * n) + 3
+        call = _native.prepare_nest("float32", 2, [(rows, az, 0, 1), (n, 1, 1, 0)])
+        assert call.streams() == kind, (n, az)
