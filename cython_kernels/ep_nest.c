@@ -40,10 +40,11 @@ static const ep_rows_t *ep_rows_for(int isa, int dtype)
 
 #ifdef EP_NEST_X86
 // Complex dot rows against one vector shared by every row ('ab,b->a'): the
-// row kernels take a vector of such rows at a time (crows_dotv) while the
-// row is shorter than half a vector, on 64-byte vectors complex64 rows of
-// up to 7 elements, which the AVX2 kernels would run one at a time.  Fewer
-// rows than two such vectors' (a thread's share) run one at a time anyway.
+// row kernels take a vector of such rows at a time (crows_dotv) while a row
+// is at most two vectors of reals, so complex64 rows of 4-7 elements and
+// complex128 rows of 2-3 stay on 64-byte vectors, where the AVX2 kernels
+// would run them one at a time.  Calls of fewer rows than two such vectors'
+// (a thread's share) would run them one at a time anyway.
 #define EP_CDOTV_ROWS 64
 static int ep_nest_cdotv(const ep_nest_desc_t *d)
 {
