@@ -108,15 +108,21 @@ def test_complex_axpy_rows_along_a_long_output_row_are_priced_against_1m(dtype, 
     a = np.asfortranarray(rand((7516, 9), dtype, rng=rng))
     b = rand((9, 5), dtype, rng=rng)
     (step,) = _steps("ij,jk->ki", a, b)
-    assert planner._complex_vector_rows(step, np.dtype(dtype)), step
-    assert isinstance(step, NestStep) and step.row == "prod/contig", step
-    assert step.why.startswith("nest by predicted compute"), step
+    if _native.isa() == "avx512":
+        assert planner._complex_vector_rows(step, np.dtype(dtype)), step
+        assert isinstance(step, NestStep) and step.row == "prod/contig", step
+        assert step.why.startswith("nest by predicted compute"), step
+    else:
+        # narrower kernel sets take the register-tile kernel there (priced
+        # against 1m by ctile_by_cost): a nest either way
+        assert isinstance(step, NestStep), step
     _close(einplan.einsum("ij,jk->ki", a, b), (a @ b).T, dtype, 9)
     x, y = rand((11, 24, 5), dtype, rng=rng), rand((11, 5, 15), dtype, rng=rng)[::-1]
     einplan.set_num_threads(2)    # where the nest's price would win
     planner.clear_cache()
     (step,) = _steps("bij,bjk->bik", x, y)
-    assert isinstance(step, GemmStep), step
+    # not a nest of those rows: packed (AVX-512) or the register-tile kernel
+    assert isinstance(step, GemmStep) or step.ctile, step
     _close(einplan.einsum("bij,bjk->bik", x, y), x @ y, dtype, 5)
 
 
