@@ -266,6 +266,33 @@ static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(kept)(NT(vec) v, 
     return (NT(vec))((NT(ivec))v & keep);     // lanes outside keep cleared bitwise
 }
 
+// Rows of e lanes, step > 0 lanes apart, each loaded as one vector from its
+// start (rows shorter than a vector: rows_dotv_part, crows_dotv): how many
+// of the R rows' loads stay inside the last row's end
+static inline ep_dim_t NT(part_safe)(ep_dim_t R, ep_dim_t e, ep_inc_t step)
+{
+    if (e >= VL) return R;
+    const ep_dim_t over = (VL - e + step - 1) / step;
+    return R > over ? R - over : 0;
+}
+
+// Lanes 0 .. e-1 of the row of e < VL lanes at z + off, a row past
+// part_safe's: the vector ending on the row's end with its lanes moved down
+// (the same lanes as a load from the start), or -- an operand shorter than a
+// vector -- a zero-padded copy
+static inline __attribute__((always_inline)) NT_TGT NT(vec)
+NT(ld_part_end)(const T *z, ep_inc_t off, ep_dim_t e)
+{
+    if (off + (ep_inc_t)e >= VL) {
+        NT(ivec) down;
+        for (int l = 0; l < VL; l++) down[l] = (l + VL - (int)e) % VL;
+        return __builtin_shuffle(NT_LD(z + off + (ep_inc_t)e - VL), down);
+    }
+    T b[VL];
+    for (int l = 0; l < VL; l++) b[l] = l < (int)e ? z[off + l] : 0;
+    return NT_LD(b);
+}
+
 // A vector of elements i .. i+E-1 of x (E = VL / W elements of W reals,
 // W = 2 for interleaved complex; element k at x[W*k*S]) for a stride S of
 // 1, -1, 2 or -2, a constant after inlining: one load, reversed, or the even
@@ -1757,8 +1784,7 @@ NT_FN ep_dim_t NT(rows_dotv_part)(const T *z, ep_inc_t az, const T *w, ep_dim_t 
         wb[l] = l < (int)n ? w[l] : 0;
     }
     const NT(vec) wv = NT_LD(wb);
-    const ep_dim_t over = (VL - (ep_dim_t)n + az - 1) / az;
-    const ep_dim_t safe = R > over ? R - over : 0;
+    const ep_dim_t safe = NT(part_safe)(R, n, az);
     // each row's load reads VL elements: its lines are those prefetched
     const int pf = NT(prefetch_lines)(az, VL, R);
     ep_dim_t r = 0;
@@ -1771,22 +1797,9 @@ NT_FN ep_dim_t NT(rows_dotv_part)(const T *z, ep_inc_t az, const T *w, ep_dim_t 
         NT(dotv_put)(s, r, o, so, first, nf, f, fs);
     }
     // the rest one by one: a load from the row's start while it stays
-    // inside, else the vector ending on the row's end with its lanes moved
-    // down (the same lanes as a load from the start), else -- an operand
-    // shorter than a vector -- a zero-padded copy
-    NT(ivec) down;
-    for (int l = 0; l < VL; l++) down[l] = (l + VL - (int)n) % VL;
+    // inside, else ld_part_end's
     for (; r < R; r++) {
-        NT(vec) v;
-        if (r < safe) {
-            v = NT_LD(z + r * az);
-        } else if (r * az + (ep_inc_t)n >= VL) {
-            v = __builtin_shuffle(NT_LD(z + r * az + (ep_inc_t)n - VL), down);
-        } else {
-            T b[VL];
-            for (int l = 0; l < VL; l++) b[l] = l < (int)n ? z[r * az + l] : 0;
-            v = NT_LD(b);
-        }
+        const NT(vec) v = r < safe ? NT_LD(z + r * az) : NT(ld_part_end)(z, r * az, n);
         T x = NT(hsum)(NT(kept)(v * wv, keep), 1, 0) + (T)0;
         if (nf) {
             T c[2];
@@ -2476,15 +2489,12 @@ NT(crows_dotv_nv)(const int NV, const T *z, ep_inc_t az, const T *w, ep_inc_t sw
         wb[NV][l] = in ? tb[i] : 0;
     }
     const ep_inc_t step = 2 * az;              // reals from a row to the next
-    // a row shorter than a vector loads VL - e reals past its end
-    const ep_dim_t over = e < VL ? (VL - e + step - 1) / step : 0;
-    const ep_dim_t safe = R > over ? R - over : 0;
+    const ep_dim_t safe = NT(part_safe)(R, e, step);
     const int whole = so == 1 && nf == 0;
-    NT(ivec) lo, hi, down;
+    NT(ivec) lo, hi;
     for (int l = 0; l < VL; l++) {
         lo[l] = (l & 1 ? VL : 0) + l / 2;
         hi[l] = (l & 1 ? VL : 0) + VL / 2 + l / 2;
-        down[l] = (l + VL - e) % VL;
     }
     ep_dim_t r = 0;
     for (; r + VL <= safe; r += VL) {
@@ -2509,16 +2519,7 @@ NT(crows_dotv_nv)(const int NV, const T *z, ep_inc_t az, const T *w, ep_inc_t sw
     // end loaded as rows_dotv_part loads it
     for (; r < R; r++) {
         const T *zq = z + r * step;
-        NT(vec) lt;
-        if (r < safe) {
-            lt = NT_LD(zq + t0);
-        } else if (r * step + e >= VL) {
-            lt = __builtin_shuffle(NT_LD(zq + e - VL), down);
-        } else {
-            T b[VL];
-            for (int l = 0; l < VL; l++) b[l] = l < e ? zq[l] : 0;
-            lt = NT_LD(b);
-        }
+        const NT(vec) lt = r < safe ? NT_LD(zq + t0) : NT(ld_part_end)(z, r * step, e);
         NT(vec) x, y;
         NT(cdotv_row)(NV, zq, lt, wa, wb, keep, &x, &y);
         NT(cdotv_put)(NT(hsum)(x, 1, 0) + (T)0, NT(hsum)(y, 1, 0) + (T)0, r, o, so, first, nf,
