@@ -30,6 +30,7 @@
 #define CT_VB 128            // longest V run of the block (y re-read per run)
 #define CT_KB 512            // longest K run of the block
 #define CT_E (1 + CPX)       // reals an element
+#define CT_CHAINS 8          // accumulators that keep two FMA units of 4 cycles' latency busy
 // W strip: the tile's accumulators (two per element of W for complex) and
 // its operands fit the vector registers, 16 of avx2, 32 of avx-512 (a
 // complex strip stays at 3 there: its wider strips' walk of y along K is
@@ -67,12 +68,32 @@ NT(ct_lanes)(NT(vec) v, T *o, ep_inc_t ov, ep_dim_t n, int first)
 #if !CPX
 static inline __attribute__((always_inline)) CT_TGT void
 NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw,
-            ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, ep_inc_t ov, ep_dim_t nv, int first)
+            ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, ep_inc_t ov, ep_dim_t nv, int first,
+            int split)
 {
-    NT(vec) acc[2][CT_NW];
+    // split: even and odd k summed apart (NT(ctile) says when)
+    NT(vec) acc[2][CT_NW], odd[2][CT_NW];
     for (int m = 0; m < MV; m++)
-        for (int w = 0; w < NW; w++) acc[m][w] = (NT(vec)){0};
-    for (ep_dim_t k = 0; k < kb; k++) {
+        for (int w = 0; w < NW; w++) acc[m][w] = odd[m][w] = (NT(vec)){0};
+    ep_dim_t k = 0;
+    if (split) {
+        for (; k + 2 <= kb; k += 2) {
+            const T *p = b + k * ldb;
+            NT(vec) x0 = NT_LD(p), x1 = MV > 1 ? NT_LD(p + VL) : x0;
+            NT(vec) z0 = NT_LD(p + ldb), z1 = MV > 1 ? NT_LD(p + ldb + VL) : z0;
+            const T *q = y + k * yk;
+            for (int w = 0; w < NW; w++) {
+                NT(vec) bw = q[w * yw] - (NT(vec)){0}, cw = q[w * yw + yk] - (NT(vec)){0};
+                acc[0][w] += x0 * bw;
+                odd[0][w] += z0 * cw;
+                if (MV > 1) {
+                    acc[1][w] += x1 * bw;
+                    odd[1][w] += z1 * cw;
+                }
+            }
+        }
+    }
+    for (; k < kb; k++) {
         NT(vec) x0 = NT_LD(b + k * ldb), x1 = MV > 1 ? NT_LD(b + k * ldb + VL) : x0;
         const T *q = y + k * yk;
         for (int w = 0; w < NW; w++) {
@@ -81,6 +102,9 @@ NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep
             if (MV > 1) acc[1][w] += x1 * bw;
         }
     }
+    if (split)
+        for (int m = 0; m < MV; m++)
+            for (int w = 0; w < NW; w++) acc[m][w] += odd[m][w];
     const ep_dim_t full = MV * VL;
     for (int w = 0; w < NW; w++) {
         T *d = o + w * ow;
@@ -99,8 +123,10 @@ NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep
 #else
 static inline __attribute__((always_inline)) CT_TGT void
 NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw,
-            ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, ep_inc_t ov, ep_dim_t nv, int first)
+            ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, ep_inc_t ov, ep_dim_t nv, int first,
+            int split)
 {
+    (void)split;    // one sum: two accumulators an element already
     NT(vec) ar[2][CT_NW], ai[2][CT_NW];
     for (int m = 0; m < MV; m++)
         for (int w = 0; w < NW; w++) { ar[m][w] = (NT(vec)){0}; ai[m][w] = (NT(vec)){0}; }
@@ -142,8 +168,8 @@ NT(ct_tile)(const int MV, const int NW, const T *b, ep_dim_t ldb, const T *y, ep
 #define CT_ONE(MV, NW) \
     static CT_TGT void NT(ct_##MV##_##NW)(const T *b, ep_dim_t ldb, const T *y, ep_inc_t yw, \
                                           ep_inc_t yk, ep_dim_t kb, T *o, ep_inc_t ow, \
-                                          ep_inc_t ov, ep_dim_t nv, int first) \
-    { NT(ct_tile)(MV, NW, b, ldb, y, yw, yk, kb, o, ow, ov, nv, first); }
+                                          ep_inc_t ov, ep_dim_t nv, int first, int split) \
+    { NT(ct_tile)(MV, NW, b, ldb, y, yw, yk, kb, o, ow, ov, nv, first, split); }
 CT_ONE(1, 1) CT_ONE(1, 2) CT_ONE(1, 3) CT_ONE(2, 1) CT_ONE(2, 2) CT_ONE(2, 3)
 #if CT_NW >= 4
 CT_ONE(1, 4) CT_ONE(2, 4)
@@ -156,7 +182,7 @@ CT_ONE(1, 7) CT_ONE(2, 7) CT_ONE(1, 8) CT_ONE(2, 8)
 #endif
 #undef CT_ONE
 typedef void (*NT(ct_fn_t))(const T *, ep_dim_t, const T *, ep_inc_t, ep_inc_t, ep_dim_t, T *,
-                            ep_inc_t, ep_inc_t, ep_dim_t, int);
+                            ep_inc_t, ep_inc_t, ep_dim_t, int, int);
 #define CT_ROW(MV) NT(ct_##MV##_1), NT(ct_##MV##_2), NT(ct_##MV##_3)
 #if CT_NW >= 4
 #undef CT_ROW
@@ -182,7 +208,7 @@ static const NT(ct_fn_t) NT(ct_fn)[2][CT_NW] = {{CT_ROW(1)}, {CT_ROW(2)}};
 static inline __attribute__((always_inline)) CT_TGT void
 NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_inc_t yk,
              ep_dim_t W, ep_dim_t v0, ep_dim_t nvb, ep_dim_t k0, ep_dim_t kb, T *o, ep_inc_t ow,
-             ep_inc_t ov, int fr, T *buf, ep_dim_t pf)
+             ep_inc_t ov, int fr, T *buf, ep_dim_t pf, int split)
 {
     const ep_dim_t H = VL / CT_E, E = CT_E;
     ep_dim_t pad = (nvb + H - 1) / H * H;
@@ -196,7 +222,13 @@ NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_i
     for (ep_dim_t k = 0; k < kb && own < nvb; k++) {
         const T *s = x + E * ((k0 + k) * xk + (v0 + own) * xv);
         T *d = buf + E * k * bpad;
-        if (xv == 1) {
+        if (xv == 1 && own) {
+            // the last, partial tile's row: a few elements, copied and
+            // padded in one loop (a call of memcpy a row cost more than the
+            // row's FMAs)
+            for (ep_dim_t e = 0; e < E * bpad; e++) d[e] = e < E * (nvb - own) ? s[e] : 0;
+            continue;
+        } else if (xv == 1) {
             memcpy(d, s, (size_t)(nvb - own) * E * sizeof(T));
         } else {
             for (ep_dim_t e = 0; e < nvb; e++) {
@@ -229,7 +261,7 @@ NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_i
             ep_dim_t ldb = vt < own ? E * xk : E * bpad;
             NT(ct_fn)[mv - 1][nw - 1](b, ldb, yq, E * yw, E * yk, kb,
                                       o + E * (w0 * ow + (v0 + vt) * ov), E * ow,
-                                      E * ov, rem < 2 * H ? rem : 2 * H, fr);
+                                      E * ov, rem < 2 * H ? rem : 2 * H, fr, split);
         }
     }
 }
@@ -255,6 +287,14 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
     if (KB > CT_KB) KB = CT_KB;
     ep_dim_t l1, l2, l3;
     ep_cache_sizes(&l1, &l2, &l3);
+    // Tiles of fewer than CT_CHAINS accumulators sum even and odd k apart:
+    // each FMA waits on the last one into its accumulator, and so few
+    // chains leave the FMA units idle ('bij,bjk->bik' (40,3,500) x
+    // (40,500,16) f64 on AVX2, Zen 3: 3 x 2-vector tiles, 108 -> 96 us).
+    // Decided by all of W and V, so each element sums the same way however
+    // threads share them out; the wider tiles keep one sum (their
+    // accumulators, doubled, would not fit the registers).
+    int split = !CPX && (wall < CT_NW ? wall : CT_NW) * (vall > H ? 2 : 1) < CT_CHAINS;
     if (xv == 1 && wall <= CT_NW) {
         // x read in place: the K blocks outside runs of V whose output fits
         // in half of L2, the output re-visited per block from L1 or L2 (a
@@ -271,14 +311,20 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
         // gone from cache before they are read), numpy 5.9.  F (20000,200)
         // x (200,7) f64, an output of 1.1 MB: V runs of 128 over K blocks of
         // 64 rows 160 KB apart, 6.8 ms; runs of 4608, numpy 3.5.
+        // A run of at most two tiles is a stretch of x a row short: its K
+        // rows are one stream whatever the block, and short blocks only
+        // add the tiles' stores ('bij,bjk->bik' (40,3,500) x (40,500,16)
+        // f64: blocks of CT_KO 144 us, of CT_KB 62).
         ep_dim_t run = l2 / 2 / (wall * E * (ep_dim_t)sizeof(T)) / (2 * H) * (2 * H);
         if (run < 2 * H) run = 2 * H;
+        ep_dim_t ko = vall <= 4 * H ? CT_ELEMS / (2 * H) : CT_KO;
+        if (ko > CT_KB) ko = CT_KB;
         for (ep_dim_t v0 = 0; v0 < V; v0 += run) {
             ep_dim_t nv = V - v0 < run ? V - v0 : run;
-            for (ep_dim_t k0 = 0; k0 < K; k0 += CT_KO) {
-                ep_dim_t kb = K - k0 < CT_KO ? K - k0 : CT_KO;
+            for (ep_dim_t k0 = 0; k0 < K; k0 += ko) {
+                ep_dim_t kb = K - k0 < ko ? K - k0 : ko;
                 NT(ct_block)(x, xk, xv, y, yw, yk, W, v0, nv, k0, kb, o, ow, ov,
-                             first && k0 == 0, buf, K);
+                             first && k0 == 0, buf, K, split);
             }
         }
         return;
@@ -286,7 +332,7 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
     for (ep_dim_t v0 = 0; v0 < V; v0 += VB)
         for (ep_dim_t k0 = 0; k0 < K; k0 += KB)
             NT(ct_block)(x, xk, xv, y, yw, yk, W, v0, V - v0 < VB ? V - v0 : VB, k0,
-                         K - k0 < KB ? K - k0 : KB, o, ow, ov, first && k0 == 0, buf, 0);
+                         K - k0 < KB ? K - k0 : KB, o, ow, ov, first && k0 == 0, buf, 0, split);
 }
 
 // elements of the buffer NT(ctile) copies x's blocks into
@@ -300,6 +346,7 @@ static ep_dim_t NT(ctile_buffer)(void)
 #undef CT_KB
 #undef CT_E
 #undef CT_NW
+#undef CT_CHAINS
 #undef CT_KO
 #undef CT_PF
 #undef CT_TGT

@@ -1478,6 +1478,9 @@ def ctile_nw(complex_: bool) -> int:
     return 8 if VECTOR_BITS.get(_native.isa(), 128) >= 512 else 4
 CTILE_MV = 2            # vectors along V of its register tile
 CTILE_TILE_CYCLES = 30  # storing one tile (swap, combine, loads and stores of C)
+CTILE_LATENCY = 4       # cycles of an FMA's latency: a tile's least cycles a k
+CTILE_CHAINS = 8        # accumulators that keep two FMA units busy (the kernel's CT_CHAINS)
+CTILE_COPY_ROW = 4      # starting a row of the partial tile's copy
 BYTES_PER_CYCLE = 5.0   # memory bytes per core cycle (13.9 GB/s at 2.9 GHz, Zen 3)
 
 
@@ -1538,12 +1541,30 @@ def ctile_parts(loops, itemsize, complex_=True):
     strips = -(-W.extent // ctile_nw(complex_))
     tiles = strips * -(-vpad // (CTILE_MV * H)) * kblocks
     fma = per * W.extent * K.extent * (vpad // H) / 2      # two FMA units
+    if not complex_:
+        # a tile of few accumulators waits on their FMAs' latency: at least
+        # CTILE_LATENCY a k, half that where the call's tiles are all small
+        # enough to sum even and odd k apart (ep_nest_ctile_template.h)
+        nw = ctile_nw(False)
+        rows = [nw] * (W.extent // nw) + ([W.extent % nw] if W.extent % nw else [])
+        vecs = vpad // H
+        cols = [CTILE_MV] * (vecs // CTILE_MV) + ([vecs % CTILE_MV] if vecs % CTILE_MV else [])
+        split = min(W.extent, nw) * min(vecs, CTILE_MV) < CTILE_CHAINS
+        least = CTILE_LATENCY / (2 if split else 1)
+        fma = K.extent * sum(max(r * c / 2, least) for r in rows for c in cols)
     # x is copied, or -- unit-stride along V -- read in place but for its
-    # last, partial tile per V run
+    # last, partial tile per V run, a few elements and a row's start a k
     x_ix = [j for j in (0, 1) if W.strides[j] == 0][0]
     in_place = V.strides[x_ix] == 1 and strips == 1
     copied = V.extent if not in_place else V.extent % (CTILE_MV * H)
-    work = outer * (fma + K.extent * copied + tiles * CTILE_TILE_CYCLES)
+    if in_place:
+        copy = copied + (CTILE_COPY_ROW if copied else 0)
+    elif V.strides[x_ix] == 1:
+        # unit-stride rows of x copied whole, a vector a cycle
+        copy = copied / H + CTILE_COPY_ROW
+    else:
+        copy = copied                     # gathered an element at a time
+    work = outer * (fma + K.extent * copy + tiles * CTILE_TILE_CYCLES)
     # the output's lines: an element each where neither W nor V is near its
     # unit stride ('ia,ibc->abc' with c, the output's unit stride, outermost:
     # each of 24 passes over 64 MB writes a line an element, 58 ms; numpy 11)
