@@ -1105,20 +1105,29 @@ def test_tile_shapes_take_the_short_side_whole():
     assert (st.tile, st.tile_row) == (32, 501), st
 
 
-def test_short_rows_sharing_lines_are_read_in_place_not_tiled():
+def test_short_rows_sharing_lines_are_read_in_place_not_tiled(monkeypatch):
     """A row shorter than PACK_MIN_ROW whose strided input shares lines
     along it ('abcd->bda' (6,95,37,5) f32: the row c at stride 5 under d)
     spans a few lines the next rows find in L1: no tiles (570 tiles of 5 x
     37 copied ran 125 us, in place 45, numpy 77).  A longer row keeps them,
     and so does a short one a line an element along it, whose tiles make
     SIMD rows ('abc,cba->abc' (14339,31,1) x (1,31,14339) f32: 386 us in
-    place, 177 tiled)."""
+    place, 177 tiled).  The row c is the order of a 1 MiB L2 (Zen 4); under
+    a 512 KiB one the order ends in the contiguous d instead, and runs so
+    (Zen 3: 43 us, with the row c 64-85, numpy 97-100)."""
     from einplan.nest import PACK_MIN_ROW, nest_step
     f32 = np.dtype("float32")
-    for c, tiled in ((37, False), (PACK_MIN_ROW - 1, False), (PACK_MIN_ROW, True)):
-        st = nest_step(None, [(0, "abcd", (95 * c * 5, c * 5, 5, 1))], 0, "bda",
-                       {"b": 5, "d": 1, "a": 95 * 5}, {"a": 6, "b": 95, "c": c, "d": 5}, f32)
-        assert st.loops[-1].labels == "c" and bool(st.tile) == tiled, (c, st)
+    with monkeypatch.context() as mp:
+        mp.setattr(nest, "l2_bytes", lambda: 1 << 20)
+        nest.l2_resident.cache_clear()
+        try:
+            for c, tiled in ((37, False), (PACK_MIN_ROW - 1, False), (PACK_MIN_ROW, True)):
+                st = nest_step(None, [(0, "abcd", (95 * c * 5, c * 5, 5, 1))], 0, "bda",
+                               {"b": 5, "d": 1, "a": 95 * 5},
+                               {"a": 6, "b": 95, "c": c, "d": 5}, f32)
+                assert st.loops[-1].labels == "c" and bool(st.tile) == tiled, (c, st)
+        finally:
+            nest.l2_resident.cache_clear()
     st = nest_step(None, [(0, "ab", (31, 1)), (1, "ba", (14339, 1))], 0, "ab",
                    {"a": 31, "b": 1}, {"a": 14339, "b": 31}, f32)
     assert st.tile, st

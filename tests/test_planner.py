@@ -813,10 +813,12 @@ def test_a_path_step_with_an_edge_of_one_register_tile_strip_is_priced_on_both_e
     two-operand call would, the path prices it against the packed engine
     ((12104,821) F x (821,6) x (6,22) f32: the step packed 7.2 ms, in tiles
     2.7 ms; numpy's whole call 4.5 ms)."""
+    from einplan.nest import ctile_nw
+    n = min(6, ctile_nw(False))    # a strip is 4 rows on AVX2, 8 on AVX-512
     rng = np.random.default_rng(21)
     a = np.asfortranarray(rng.standard_normal((3000, 400)).astype(np.float32))
-    b = rng.standard_normal((400, 6)).astype(np.float32)
-    c = rng.standard_normal((6, 22)).astype(np.float32)[::-1]
+    b = rng.standard_normal((400, n)).astype(np.float32)
+    c = rng.standard_normal((n, 22)).astype(np.float32)[::-1]
     plan = plan_for("ij,jk,kl->il", a, b, c)
     first = plan.steps[0]
     assert isinstance(first, NestStep) and first.ctile and "predicted" in first.why, first

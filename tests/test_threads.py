@@ -180,14 +180,24 @@ def test_threads_split_m_only_with_two_panels_each(restore_threads, panels):
     n = 24, k = 7776 f64: 262 us on 2 threads, 222 on 1)."""
     mr, nr = _native.tile("float64")
     m = int(panels * mr) + 1
+    from einplan import planner
+    from einplan.operands import describe_operands
+    from einplan.options import Options
+    from einplan.plan import GemmStep
+    from einplan.spec import parse_spec
     rng = np.random.default_rng(m)
     A = rng.standard_normal((m, 7776))
     B = rng.standard_normal((min(24, nr - 1), 7776))
     einplan.set_num_threads(2)
-    k = einplan.explain("ik,jk->ij", A, B).to_dict()["steps"][0]["kernel"]
+    # the packed engine's own plan: where the loop nest runs such a thin GEMM
+    # faster (AVX2: 'ik,jk->ij' 7 x 7 x 7776 f64, 42 us in the nest, 114
+    # packed) the planner takes the nest
+    spec, _ = parse_spec(("ik,jk->ij", A, B))
+    (step,) = planner.make_plan(spec, describe_operands((A, B)), Options(), gemm_only=True).steps
+    assert isinstance(step, GemmStep), step
     threads = 2 if -(-m // mr) >= 4 else 1
-    assert k["kind"] == "gemm" and k["threads"] == threads, k
-    assert threads == 1 or k["parallel_loop"] == "ic", k
+    assert step.kernel.threads == threads, step.kernel
+    assert threads == 1 or step.kernel.loop.value == "m", step.kernel
     np.testing.assert_allclose(einplan.einsum("ik,jk->ij", A, B), A @ B.T, rtol=1e-10,
                                atol=1e-9)
 
@@ -327,13 +337,19 @@ def test_a_teams_threads_start_on_distinct_cpus_after_a_pause(restore_threads):
     """Idle workers sleep after ~10 us, and a woken worker may be queued
     behind its master on the master's CPU while another CPU idles; a placed
     team's threads start on distinct CPUs, right after the last region or
-    after a pause."""
+    after a pause.  The master is never pinned, so the kernel may move it
+    onto its worker's CPU between the fork and the reading (1 sample in 300
+    or so on a 2-CPU virtual machine): a rare shared CPU is that, a team
+    queued behind its master shares one at every sample."""
     einplan.set_num_threads(2)
+    shared = []
     for pause in (0.0, 0.001, 0.02) * 8:
         time.sleep(pause)
         placed, cpus = K.team_cpus(2)
         assert placed and len(cpus) == 2
-        assert cpus[0] != cpus[1], f"both threads on CPU {cpus[0]} after a {pause} s pause"
+        if cpus[0] == cpus[1]:
+            shared.append((pause, cpus[0]))
+    assert len(shared) <= 2, f"both threads on one CPU (pause, CPU): {shared}"
 
 
 @needs_omp
