@@ -141,26 +141,16 @@ def test_a_summed_loop_outside_a_long_row_is_held_in_registers():
     _close(einplan.einsum("bij,bjk->bik", a, b), a @ b, "float64", 4)
 
 
-def test_dots_of_a_short_loop_share_the_loads_of_the_input_constant_along_it(monkeypatch):
+def test_dots_of_a_short_loop_share_the_loads_of_the_input_constant_along_it():
     """'bij,bkj->bki' (154,6,120) x (154,4,120):T f32: the plain nest runs
     each of the 24 dots a batch on its own; the small-edge kernel runs the
     6 (or 4) dots of a row of 120 at once, each vector of the input
-    constant along them loaded once.  Rows shorter than SHARE_ROW_VECTORS
-    vectors stay plain.  A's 443 KB stay in a 1 MiB L2 (Zen 4); past a 512
-    KiB one, the rule for S streams from beyond L2 keeps the plain nest
-    (Zen 3, 2 threads: 52 us so, 35 in the kernel, numpy 197)."""
+    constant along them loaded once (Zen 3, 2 threads: 77 us plain, 47 so,
+    numpy 191).  Rows shorter than SHARE_ROW_VECTORS vectors stay plain."""
     rng = np.random.default_rng(72)
     a = rng.standard_normal((154, 6, 120)).astype(np.float32)
     b = rng.standard_normal((4, 154, 120)).astype(np.float32).transpose(1, 0, 2)
-    with monkeypatch.context() as mp:
-        mp.setattr(nest, "l2_bytes", lambda: 1 << 20)
-        nest.l2_resident.cache_clear()
-        planner.clear_cache()
-        try:
-            (step,) = einplan.explain("bij,bkj->bki", a, b).plan.steps
-        finally:
-            nest.l2_resident.cache_clear()
-            planner.clear_cache()
+    (step,) = einplan.explain("bij,bkj->bki", a, b).plan.steps
     assert isinstance(step, NestStep) and step.short in (4, 6), step
     assert step.loops[-1].labels == "j", step.loops
     _close(einplan.einsum("bij,bkj->bki", a, b), np.einsum("bij,bkj->bki", a, b), "float32", 120)

@@ -795,11 +795,13 @@ def test_a_real_gemm_with_a_short_edge_is_priced_as_contiguous_rows_too():
     """'bij,bkj->bki' (421,121,278) x (421,4,278) f64: with m = 4 the packed
     engine copies A's 113 MB into panels for a tile of 8 rows (14.8 ms,
     numpy 10); the nest's dots of 278, both operands contiguous along them,
-    are priced against it and run (8.9 ms)."""
+    are priced against it and run (8.9 ms; B's 3.7 MB stay in L3, so the
+    small-edge kernel runs the 4 dots of a row at once: Zen 3, 2 threads,
+    9.2 ms, one dot at a time 10.1, numpy 36)."""
     a = np.empty((421, 121, 278))
     b = np.empty((421, 4, 278))
     (step,) = plan_for("bij,bkj->bki", a, b).steps
-    assert isinstance(step, NestStep) and step.row == "sum/contig", step
+    assert isinstance(step, NestStep) and step.row.endswith("/contig"), step
     assert step.why.startswith("nest by predicted compute"), step.why
     rng = np.random.default_rng(6)
     a, b = rng.standard_normal((21, 121, 78)), rng.standard_normal((21, 4, 78))
