@@ -1562,8 +1562,8 @@ def ctile_parts(loops, itemsize, complex_=True):
     in_place = V.strides[x_ix] == 1 and strips == 1
     copied = V.extent if not in_place else V.extent % (CTILE_MV * H)
     if in_place:
-        copy = copied + (CTILE_COPY_ROW if copied else 0)
-    elif V.strides[x_ix] == 1:
+        copy = copied + (CTILE_COPY_ROW if copied and not complex_ else 0)
+    elif V.strides[x_ix] == 1 and not complex_:
         # unit-stride rows of x copied whole, a vector a cycle
         copy = copied / H + CTILE_COPY_ROW
     else:
