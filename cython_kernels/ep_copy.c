@@ -36,6 +36,13 @@
 #ifdef EP_COPY_X86
 #include <immintrin.h>     // _mm_sfence (SSE2, every x86-64)
 #endif
+#if defined(EP_COPY_X86) && defined(EP_NO_AVX512)
+// a build without the AVX-512 set never runs it (ep_dispatch.c): the
+// branches that pick its copies name the AVX2 ones
+#define ep_stream_copy_avx512 ep_stream_copy_avx2
+#define ep_cs512s_tile ep_cs256s_tile
+#define ep_cs512d_tile ep_cs256d_tile
+#endif
 
 // Measured on AMD EPYC Zen 4 (2 cores, L3 32 MiB), 2026-11-21, the TVM
 // case 'ncabhw->nchawb' (1,32,2,2,360,640) f32 into out= (118 MB each way),

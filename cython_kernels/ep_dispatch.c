@@ -13,8 +13,10 @@ static int ep_cur_isa = -1;      // what runs
 
 static const ep_ukr_set_t *ep_sets[EP_ISA_COUNT] = {
     &ep_ukr_set_generic,
-#if defined(__x86_64__) || defined(_M_X64)
+#if (defined(__x86_64__) || defined(_M_X64)) && !defined(EP_NO_AVX512)
     &ep_ukr_set_avx2, &ep_ukr_set_avx512,
+#elif defined(__x86_64__) || defined(_M_X64)
+    &ep_ukr_set_avx2, NULL,     // a build without the AVX-512 set (setup.py)
 #else
     NULL, NULL,
 #endif
@@ -24,6 +26,7 @@ static void ep_dispatch_init(void)
 {
     if (ep_cur_isa >= 0) return;
     ep_best_isa = ep_cpu_best_isa();
+    while (ep_best_isa > 0 && !ep_sets[ep_best_isa]) ep_best_isa--;
     ep_cur_isa = ep_best_isa;
     const char *force = getenv("EINPLAN_ISA");
     if (force && *force) {

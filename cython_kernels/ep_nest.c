@@ -30,7 +30,9 @@
 static const ep_rows_t *ep_rows_for(int isa, int dtype)
 {
 #ifdef EP_NEST_X86
+#ifndef EP_NO_AVX512
     if (isa == EP_ISA_AVX512) return &ep_nest_rows_avx512[dtype];
+#endif
     if (isa == EP_ISA_AVX2) return &ep_nest_rows_avx2[dtype];
 #else
     (void)isa;

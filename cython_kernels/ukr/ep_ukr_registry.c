@@ -35,6 +35,7 @@ const ep_ukr_set_t ep_ukr_set_avx2 = {
     .direct_b_max_m_s = 16, .direct_b_max_m_d = 6,
 };
 
+#ifndef EP_NO_AVX512
 const ep_ukr_set_t ep_ukr_set_avx512 = {
     .isa = EP_ISA_AVX512, .name = "avx512",
     .s_mr = 8, .s_nr = 48, .d_mr = 8, .d_nr = 24,
@@ -49,4 +50,5 @@ const ep_ukr_set_t ep_ukr_set_avx512 = {
     .smm_l1_cols_s = 0, .smm_l1_cols_d = 0,
     .direct_b_max_m_s = 256, .direct_b_max_m_d = 256,
 };
+#endif
 #endif
