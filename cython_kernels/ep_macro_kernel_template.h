@@ -144,9 +144,16 @@ static void EP_PFX(macro_kernel)(const ep_ukr_set_t *u, const ep_shared_t *sh,
         const char *b_next =
             jr + 1 < jr1 && !EP_DIRECT_B(sh, jr + 1, nc, NR) && !sh->b_by_panel
                 ? (const char *)(bp + (jr + 1) * NR * kc) : NULL;
+        // B in place: the first A panel's call fetches the next panel's
+        // rows as it walks this one's (ep_ukr.h)
+        const char *b_rows_next =
+            jr + 1 < jr1 && ldb != NR && EP_DIRECT_B(sh, jr, nc, NR) &&
+                    EP_DIRECT_B(sh, jr + 1, nc, NR)
+                ? (const char *)(b + sh->koff_b[0] + sh->noff_b[(jr + 1) * NR]) : NULL;
         for (ep_dim_t ir = 0; ir < mpanel; ir++) {  // ir: MR of m
             const char *pf = b_next && (size_t)ir * slice < next_bytes
-                                 ? b_next + (size_t)ir * slice : NULL;
+                                 ? b_next + (size_t)ir * slice
+                                 : ir == 0 ? b_rows_next : NULL;
             ep_ahead_step(ah);
             EP_PFX(macro_tile)(u, sh, tb, MR, NR, mc, nc, kc, jr, ir, ap, bpj, ldb,
                                c, alpha, beta, pf);

@@ -71,6 +71,11 @@ static int EP_PFX(pack_compacts)(int width, ep_inc_t ks)
 // Panels at n stride 2 (B[:, ::2]) sweep the same, each panel's row taken
 // from every other element ('ij,j,jk->ik' with jk sliced along k: element
 // by element through pack_b's general loop, 0.59x numpy).
+// A single panel packed just before its use (ep_macro_kernel_template.h:
+// b_panel) asks, with next, for the next panel's piece of each row as it
+// copies this one's: a whole panel's copy ahead, where the runs a few rows
+// on come too late when the rows are pages apart (the pattern of B read
+// in place, ep_ukr.h).
 // Each step of k reads a run of the block's rows that starts far from the
 // last (a column of a column-major A), too short for the hardware
 // prefetcher to pick up before it ends: the run EP_PACK_AHEAD steps on is
@@ -91,7 +96,7 @@ static int EP_PFX(pack_compacts)(int width, ep_inc_t ks)
 #endif
 static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
                                 const ep_inc_t *noff, const ep_inc_t *koff,
-                                ep_dim_t p0, ep_dim_t p1, T *bp, int cs)
+                                ep_dim_t p0, ep_dim_t p1, T *bp, int cs, int next)
 {
     // the width as a constant, so that the copy is a few vector moves (an
     // element loop stays scalar: GCC cannot rule out that d and s overlap)
@@ -105,6 +110,12 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
                 const char *f = (const char *)(ahead + noff[jp * (W)]);      \
                 for (size_t o = 0; o < (W) * sizeof(T) * cs; o += 64)        \
                     __builtin_prefetch(f + o, 0, 3);                         \
+            }                                                                \
+            if (next) {                                                      \
+                const char *f = (const char *)(src + noff[p1 * (W)]);        \
+                for (size_t o = 0; o < (W) * sizeof(T) * cs; o += 64)        \
+                    __builtin_prefetch(f + o, 0, 3);                         \
+                __builtin_prefetch(f + (W) * sizeof(T) * cs - 1, 0, 3);      \
             }                                                                \
             T *d = bp + (jp * kc + p) * (W);                                 \
             if (cs == 1)                                                     \
@@ -147,7 +158,7 @@ void EP_PFX(pack_a)(int MR, ep_dim_t mc, ep_dim_t kc, const T *a,
     ep_inc_t unit = p0 < p1 && (mbs[p0] == 1 || mbs[p0] == 2) ? mbs[p0] : 0;
     while (unit && full < p1 && mbs[full] == unit && (full + 1) * MR <= mc) full++;
     if (full - p0 >= 1) {   // column-major A: kc runs of a block's m, not of MR each
-        EP_PFX(pack_b_rows)(MR, kc, a, moff, koff, p0, full, ap, (int)unit);
+        EP_PFX(pack_b_rows)(MR, kc, a, moff, koff, p0, full, ap, (int)unit, 0);
         p0 = full;
     }
     for (ep_dim_t ip = p0; ip < p1; ip++) {
@@ -202,7 +213,10 @@ void EP_PFX(pack_b)(int NR, ep_dim_t nc, ep_dim_t kc, const T *b,
     ep_inc_t unit = p0 < p1 && (nbs[p0] == 1 || nbs[p0] == 2) ? nbs[p0] : 0;
     while (unit && full < p1 && nbs[full] == unit && (full + 1) * NR <= nc) full++;
     if (full - p0 >= 1) {
-        EP_PFX(pack_b_rows)(NR, kc, b, noff, koff, p0, full, bp, (int)unit);
+        // one panel whose successor is full and alike: fetch that one's rows
+        int next = full == p0 + 1 && full == p1 && (full + 1) * NR <= nc &&
+                   nbs[full] == unit;
+        EP_PFX(pack_b_rows)(NR, kc, b, noff, koff, p0, full, bp, (int)unit, next);
         p0 = full;
     }
     for (ep_dim_t jp = p0; jp < p1; jp++) {

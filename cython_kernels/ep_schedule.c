@@ -65,6 +65,39 @@
 //   6 f64 (B's rows are pages apart: a panel read in place thrashes the
 //   L1 TLB once several row panels reuse it).
 
+// B read in place, or packed one panel at a time, is walked down a panel's
+// KC rows for each NR panel: one line or two of every row, rows ldb apart.
+// When B spans more pages than the second-level TLB holds (2048 entries on
+// Zen 3 and 4, 1536-2048 on recent Intel cores: B past EP_TLB_PAGES), a
+// walk of a few hundred rows pages apart misses the TLB at every row; KC
+// is cut so that a panel's rows lie on at most EP_IN_PLACE_PAGES pages
+// (the rows split into even blocks).  Zen 3, 1 thread, f32 6 x 1024 x n, a
+// C loop of the AVX2 6 x 16 tile with B in place, ms: n = 4096 (B 16 MB,
+// rows 16 KB apart) KC = 1024 3.9, 512 1.8-2.5, 256 1.3-1.4, 128 1.3-1.4,
+// 16 1.5 (with the next panel's rows fetched ahead, ep_ukr.h; numpy
+// 2.3-2.6); n = 2048 (8 MB) KC = 1024 0.93, 128 0.63; n = 1536 (6 MB)
+// 0.40 either way.
+#define EP_TLB_PAGES 1024
+#define EP_IN_PLACE_PAGES 128
+
+static void ep_in_place_kc(ep_blocking_t *bk, const ep_group_t *k, ep_dim_t K, size_t es)
+{
+    if (K < 2) return;
+    double span = 0;                   // bytes from B's first row to its last
+    for (int i = 0; i < k->ndim; i++) {
+        ep_inc_t st = k->stride[EP_K_B][i];
+        span += (double)(k->extent[i] - 1) * (double)(st < 0 ? -st : st) * (double)es;
+    }
+    if (span <= EP_TLB_PAGES * 4096.0) return;
+    double gap = span / (double)(K - 1);               // between rows
+    double rows_per_page = gap >= 4096 ? 1 : 4096 / (gap > 0 ? gap : 1);
+    double most = EP_IN_PLACE_PAGES * rows_per_page;
+    if ((double)bk->kc <= most) return;
+    ep_dim_t cap = (ep_dim_t)most, nkb = (K + cap - 1) / cap;
+    ep_dim_t kc = (K + nkb - 1) / nkb;
+    if (kc < bk->kc) bk->kc = kc;
+}
+
 // This core's L1d (32 KB where the caches are not known).
 static ep_dim_t ep_l1d_bytes(void)
 {
@@ -348,6 +381,8 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
                    !packed_only && !d->b_packed &&
                    !d->cplx && ep_b_fits_l3(K, N, d->dtype == EP_FLOAT32 ? 4 : 8);
     s->direct_b = !in_place ? EP_B_PACKED : M <= s->bk.mr ? EP_B_IN_PLACE : EP_B_MEASURED;
+    // both ways of a measured call take the same KC: the same sums, bit for bit
+    if (in_place) ep_in_place_kc(&s->bk, &d->g->k, K, d->dtype == EP_FLOAT32 ? 4 : 8);
     s->nthreads = nt;
     if (nt > 1) {
         ep_dim_t mpanels = (M + s->bk.mr - 1) / s->bk.mr;

@@ -645,3 +645,54 @@ def test_b_taken_in_place_or_packed_as_measured(isa, restore_threads):
             assert "whichever this process measures faster" in text, text
             assert ("when packed, one NR panel at a time" in text) == (n == far_n), text
     assert measured, f"no GEMM of {isa} measured how to take B"
+
+
+def test_b_in_place_pages_apart_runs_short_k_blocks(isa, restore_threads):
+    """B read in place with its rows a page or more apart and spanning more
+    pages than ep_schedule.c's EP_TLB_PAGES (1024) is walked in K blocks of
+    at most EP_IN_PLACE_PAGES (128) rows, each panel's rows fetched a panel
+    ahead (ep_ukr.h); one MR panel of rows and past it (B in place or
+    packed a panel at a time, as measured) take the same KC.  Results equal
+    numpy's for B forwards and backwards along k, sliced rows, 1 and 2
+    threads, K a whole number of blocks and not.  A B of fewer pages keeps
+    the blocking's KC."""
+    rng = np.random.default_rng(31)
+    capped = []
+    for dtype in (np.float32, np.float64):
+        it = np.dtype(dtype).itemsize
+        n = 4160 // it                       # rows 4160 bytes apart
+        for k in (1100, 1280):               # 4.6 and 5.3 MB of rows
+            for layout in ("C", "neg", "slice"):
+                if layout == "slice":
+                    B = rng.standard_normal((k, n + 24)).astype(dtype)[:, 8:n + 8]
+                else:
+                    B = rng.standard_normal((k, n)).astype(dtype)
+                    B = B[::-1] if layout == "neg" else B
+                assert abs(B.strides[0]) >= 4096 and k * abs(B.strides[0]) > 1024 * 4096
+                for m in (3, 9):
+                    A = rng.standard_normal((m, k)).astype(dtype)
+                    C = np.full((m, n), np.nan, dtype)
+                    call = K.GemmCall(dtype, *describe(A, "mk", B, "kn", C, "mn",
+                                                       "m", "n", "k"))
+                    sched = call.schedule(nthreads=1)
+                    if sched["path"] != "gemm" or not (sched["direct_b"] or sched["b_measured"]):
+                        continue                 # this kernel set packs such a B
+                    assert sched["kc"] <= 128 and sched["kc"] * -(-k // sched["kc"]) >= k, sched
+                    assert -(-k // sched["kc"]) == -(-k // 128), (k, sched["kc"])
+                    capped.append((dtype, m))
+                    ref = A.astype(np.float64) @ B.astype(np.float64)
+                    for nt in (1, 2):
+                        for _ in range(3):       # a measured B: both ways in turn
+                            C[...] = np.nan
+                            call(A, B, C, nthreads=nt)
+                            assert_close(C, ref, np.abs(A) @ np.abs(B), k, dtype)
+        # the same rows, fewer of them: B within EP_TLB_PAGES keeps its KC
+        B = rng.standard_normal((600, n)).astype(dtype)
+        A = rng.standard_normal((3, 600)).astype(dtype)
+        C = np.zeros((3, n), dtype)
+        sched = K.GemmCall(dtype, *describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+                           ).schedule(nthreads=1)
+        if sched["path"] == "gemm" and sched["direct_b"]:
+            assert sched["kc"] > 128, sched
+    # one MR panel of rows reads B in place under every kernel set
+    assert {(np.float32, 3), (np.float64, 3)} <= set(capped), capped

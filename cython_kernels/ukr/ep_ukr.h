@@ -18,9 +18,12 @@
 //   handled by the caller through a private tile.
 // - beta == 0 never reads C: C may hold NaN or garbage.
 // - k may be 0 (then c = beta * c, or 0 when beta == 0).
-// - b_next (may be NULL) is a prefetch hint, never read for the result: the
-//   kernel fetches one cache line from it every 8 k steps, kc/8 lines in all
-//   (the caller hands each call its slice of the next micro-panel of B).
+// - b_next (may be NULL) is a prefetch hint, never read for the result.  With
+//   a packed b (ldb == NR) the kernel fetches one cache line from it every 8
+//   k steps, kc/8 lines in all (the caller hands each call its slice of the
+//   next micro-panel of B).  With B read in place (ldb != NR) it is the next
+//   NR panel of the same rows, row p at b_next + p*ldb, and the kernel fetches
+//   that row's NR values at every k step.
 // - The vectors run along n (j): the kernel is fastest with cs_c == 1, so the
 //   planner orients each step to put C's unit stride in the n group.
 #ifndef EP_UKR_H

@@ -36,6 +36,18 @@
         __builtin_prefetch((ci) + (UKR_NR - 1) * (cs_c), 1, locality);         \
     } while (0)
 
+// B read in place: row p of the next NR panel, rows ldb elements apart.  Its
+// rows are often pages apart, one line or two of each read per panel, a
+// pattern the hardware prefetcher does not follow; asked for a whole panel
+// walk before its use, the row is in cache when the next call reaches it.
+#define EP_UKR_PREFETCH_B_ROW(next, p, ldb)                                    \
+    do {                                                                       \
+        const char *row_ = (next) + (p) * (ldb) * (ep_inc_t)sizeof(UKR_T);     \
+        for (size_t o_ = 0; o_ < UKR_NR * sizeof(UKR_T); o_ += 64)             \
+            __builtin_prefetch(row_ + o_, 0, 3);                               \
+        __builtin_prefetch(row_ + UKR_NR * sizeof(UKR_T) - 1, 0, 3);           \
+    } while (0)
+
 // One k step: c(i, :) += a(i, p) * b(p, :) over the register tile.
 #define EP_UKR_STEP()                                                          \
     do {                                                                       \
@@ -88,14 +100,21 @@ void UKR_NAME(int m, int n, ep_dim_t k, const UKR_T *restrict a,
         p = k_main / 4 * 4;
     }
 #endif
+    // B in place (ep_ukr.h: b_next): every step also asks for its row's
+    // values in the next panel
+    const int rows_ahead = pf_b && ldb != UKR_NR;
     for (; p < k_main; p++) {
-        if (pf_b && (p & 7) == 0)
+        if (rows_ahead)
+            EP_UKR_PREFETCH_B_ROW(pf_b, p, ldb);
+        else if (pf_b && (p & 7) == 0)
             __builtin_prefetch(pf_b + (p >> 3) * 64, 0, 3);
         EP_UKR_STEP();
     }
     for (int q = 0; p < k; p++, q++) {
         if (q < UKR_MR)
             EP_UKR_PREFETCH_C_ROW(c + q * rs_c, cs_c, 3);
+        if (rows_ahead)
+            EP_UKR_PREFETCH_B_ROW(pf_b, p, ldb);
         EP_UKR_STEP();
     }
 
