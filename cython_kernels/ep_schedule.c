@@ -71,7 +71,9 @@
 // Zen 3 and 4, 1536-2048 on recent Intel cores: B past EP_TLB_PAGES), a
 // walk of a few hundred rows pages apart misses the TLB at every row; KC
 // is cut so that a panel's rows lie on at most EP_IN_PLACE_PAGES pages
-// (the rows split into even blocks).  Zen 3, 1 thread, f32 6 x 1024 x n, a
+// (the rows split into even blocks) -- while C is within L2, so that the
+// more passes over it cost little beside B's one read (the AVX-512 set
+// reads B in place for up to 256 rows).  Zen 3, 1 thread, f32 6 x 1024 x n, a
 // C loop of the AVX2 6 x 16 tile with B in place, ms: n = 4096 (B 16 MB,
 // rows 16 KB apart) KC = 1024 3.9, 512 1.8-2.5, 256 1.3-1.4, 128 1.3-1.4,
 // 16 1.5 (with the next panel's rows fetched ahead, ep_ukr.h; numpy
@@ -382,7 +384,9 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
                    !d->cplx && ep_b_fits_l3(K, N, d->dtype == EP_FLOAT32 ? 4 : 8);
     s->direct_b = !in_place ? EP_B_PACKED : M <= s->bk.mr ? EP_B_IN_PLACE : EP_B_MEASURED;
     // both ways of a measured call take the same KC: the same sums, bit for bit
-    if (in_place) ep_in_place_kc(&s->bk, &d->g->k, K, d->dtype == EP_FLOAT32 ? 4 : 8);
+    size_t es = d->dtype == EP_FLOAT32 ? 4 : 8;
+    if (in_place && (double)M * (double)N * (double)es <= (double)ep_l2_bytes())
+        ep_in_place_kc(&s->bk, &d->g->k, K, es);
     s->nthreads = nt;
     if (nt > 1) {
         ep_dim_t mpanels = (M + s->bk.mr - 1) / s->bk.mr;

@@ -696,3 +696,14 @@ def test_b_in_place_pages_apart_runs_short_k_blocks(isa, restore_threads):
             assert sched["kc"] > 128, sched
     # one MR panel of rows reads B in place under every kernel set
     assert {(np.float32, 3), (np.float64, 3)} <= set(capped), capped
+    # a C past L2 would be re-visited per block from L3: its B keeps its KC
+    l2 = _native.kernel_config()["caches"]["l2"] or 512 << 10
+    n = l2 // (16 * 4) + 64
+    A = rng.standard_normal((16, 300)).astype(np.float32)
+    B = rng.standard_normal((300, n)).astype(np.float32)
+    C = np.zeros((16, n), np.float32)
+    sched = K.GemmCall(np.float32, *describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+                       ).schedule(nthreads=1)
+    assert 300 * n * 4 > 1024 * 4096
+    if sched["path"] == "gemm" and (sched["direct_b"] or sched["b_measured"]):
+        assert sched["kc"] == 300, sched
