@@ -678,19 +678,23 @@ def _outer_order(table, labels, row, itemsize):
             cost = _order_cost([table[c] for c in perm + (row,)], itemsize)
             if cost < best_cost:
                 best, best_cost = list(perm), cost
-        # a big modelled gain, no more kernel calls for no more modelled
+        # a big modelled gain, fewer kernel calls for no more modelled
         # traffic ('abc->b' (40,2,588) F order: 588 calls of 2 rows of 40
         # with c outside, 2 of 588 with b outside: 0.5x -> 1.2x numpy), or
         # ORDER_TRAFFIC less traffic -- not more calls for a sliver of it
         # ('abcd->b' (26,29,3440,2) f32, b outside a to save 26 re-reads of
         # 29 output elements: each row 780 KB from the last, 466 us; a
-        # outside, in memory order, 356)
+        # outside, in memory order, 356), and not memory order given up for
+        # a sliver of calls ('abcd->ac' (65,23,42,1) f64: the summed b
+        # outside a saves 42 of 65 calls and reads rows of 336 bytes 7.7 KB
+        # apart, 35-71 us; a outside, one stream, 18-26; numpy 25-43)
         def calls(order):   # of the rows kernel, which runs the loop around the row
             return math.prod(table[c][0] for c in order[:-1])
         t_best = traffic([table[c] for c in best + [row]], itemsize)
         t_base = traffic([table[c] for c in labels + [row]], itemsize)
         if best_cost < ORDER_GAIN * base or (best_cost < base and (
-                (calls(best) <= calls(labels) and t_best <= t_base)
+                (calls(best) <= calls(labels) and t_best <= t_base
+                 and best_cost < ORDER_TRAFFIC * base)
                 or t_best < ORDER_TRAFFIC * t_base)):
             labels = best
     return labels

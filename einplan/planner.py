@@ -218,9 +218,9 @@ CPX_PRICED_ROW_VECTORS = 8   # shortest complex row, in vectors, priced against 
 def _complex_vector_rows(step, dtype) -> bool:
     """A complex nest step of contiguous rows of CPX_PRICED_ROW_VECTORS
     vectors or more, not the register-tile kernel's: priced against the
-    packed 1m engine as a real one is.  Its axpy rows along a long output row read the long
-    operand in place, where the 1m engine packs it twice over for a few
-    rows of C (1 thread, 'ij,jk->ki' (7516,9):F x (9,5) c64: 170 us packed,
+    packed 1m engine as a real one is.  Its axpy rows along a long output
+    row read the long operand in place, where the 1m engine packs it twice
+    over for a few rows of C (1 thread, 'ij,jk->ki' (7516,9):F x (9,5) c64: 170 us packed,
     36 in the nest, numpy 65; 'ij,kj->ki' (7000,10):F x (6,10) c128: 154,
     96, numpy 93).  Rows of a few vectors are not: their starts and tails
     cost more than the price says ('bij,bjk->bik' (11,24,5) x (11,5,15)

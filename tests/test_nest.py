@@ -1136,6 +1136,33 @@ def test_short_rows_sharing_lines_are_read_in_place_not_tiled(monkeypatch):
     _close(einplan.einsum("abcd->bda", x), np.einsum("abcd->bda", x), np.float32, 37)
 
 
+def test_memory_order_is_not_given_up_for_a_sliver_of_calls(monkeypatch):
+    """The outer loops leave memory order for fewer calls of the rows kernel
+    only when that saves ORDER_TRAFFIC of the modelled cost: 'abcd->ac'
+    (65,23,42,1) f64 with the summed b outside a saves 42 of 65 calls and
+    reads rows of 336 bytes 7.7 KB apart (35-71 us on Zen 3; a outside, one
+    stream, 18-26; numpy 25-43).  Many calls of short rows still give way
+    ('abc->b' (40,2,588) F order: 588 calls of two rows with c outside).
+    The caches are pinned to Zen 3's (512 KiB L2), where the two orders of
+    'abcd->ac' move the same modelled bytes."""
+    with monkeypatch.context() as mp:
+        mp.setattr(nest, "l2_bytes", lambda: 512 << 10)
+        nest.l2_resident.cache_clear()
+        try:
+            table = {"a": (65, (966, 42)), "b": (23, (42, 0)), "c": (42, (1, 1))}
+            loops = lambda order: [table[c] for c in order]
+            assert nest.traffic(loops("abc"), 8) == nest.traffic(loops("bac"), 8)
+            assert nest._order_cost(loops("bac"), 8) < nest._order_cost(loops("abc"), 8)
+            assert nest.order_loops(table, 8) == ["a", "b", "c"]
+            # F order (40,2,588): strides a 1, b 40, c 80; the output b
+            table = {"a": (40, (1, 0)), "b": (2, (40, 1)), "c": (588, (80, 0))}
+            assert nest.order_loops(table, 8)[0] == "b", nest.order_loops(table, 8)
+        finally:
+            nest.l2_resident.cache_clear()
+    x = np.random.default_rng(3).standard_normal((65, 23, 42, 1))
+    _close(einplan.einsum("abcd->ac", x), np.einsum("abcd->ac", x), np.float64, 23)
+
+
 def test_tiles_of_few_rows_against_a_shared_vector_copy_a_quarter_of_l1():
     """A GEMV's copied tiles of few rows past L2 ('ab,b->a' with A (3, n)
     F-order complex64, copied to de-interleave it) copy a quarter of L1,
