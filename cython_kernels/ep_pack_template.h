@@ -111,12 +111,8 @@ static void EP_PFX(pack_b_rows)(int NR, ep_dim_t kc, const T *b,
                 for (size_t o = 0; o < (W) * sizeof(T) * cs; o += 64)        \
                     __builtin_prefetch(f + o, 0, 3);                         \
             }                                                                \
-            if (next) {                                                      \
-                const char *f = (const char *)(src + noff[p1 * (W)]);        \
-                for (size_t o = 0; o < (W) * sizeof(T) * cs; o += 64)        \
-                    __builtin_prefetch(f + o, 0, 3);                         \
-                __builtin_prefetch(f + (W) * sizeof(T) * cs - 1, 0, 3);      \
-            }                                                                \
+            if (next)                                                        \
+                ep_prefetch_run(src + noff[p1 * (W)], (W) * sizeof(T) * cs);  \
             T *d = bp + (jp * kc + p) * (W);                                 \
             if (cs == 1)                                                     \
                 __builtin_memcpy(d, s, (W) * sizeof(T));                     \

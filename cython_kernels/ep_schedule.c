@@ -96,8 +96,7 @@ static void ep_in_place_kc(ep_blocking_t *bk, const ep_group_t *k, ep_dim_t K, s
     double most = EP_IN_PLACE_PAGES * rows_per_page;
     if ((double)bk->kc <= most) return;
     ep_dim_t cap = (ep_dim_t)most, nkb = (K + cap - 1) / cap;
-    ep_dim_t kc = (K + nkb - 1) / nkb;
-    if (kc < bk->kc) bk->kc = kc;
+    bk->kc = (K + nkb - 1) / nkb;        // at most cap, below the old KC
 }
 
 // This core's L1d (32 KB where the caches are not known).

@@ -31,6 +31,18 @@
 
 #include "../ep_types.h"
 
+// Asks for the lines of `bytes` bytes from p, a run that need not start on
+// a line: each 64 bytes on, and the line of its last byte.  The prefetch a
+// B read in place needs one panel ahead (the micro-kernels' b_next, and a
+// panel packed alone, ep_pack_template.h).
+static inline void ep_prefetch_run(const void *p, size_t bytes)
+{
+    const char *c = (const char *)p;
+    for (size_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch(c + o, 0, 3);
+    __builtin_prefetch(c + bytes - 1, 0, 3);
+}
+
 typedef void (*ep_sgemm_ukr_fn)(int m, int n, ep_dim_t k, const float *a, const float *b,
                                 ep_inc_t ldb, float *c, ep_inc_t rs_c, ep_inc_t cs_c,
                                 float alpha, float beta, const void *b_next);

@@ -41,12 +41,7 @@
 // pattern the hardware prefetcher does not follow; asked for a whole panel
 // walk before its use, the row is in cache when the next call reaches it.
 #define EP_UKR_PREFETCH_B_ROW(next, p, ldb)                                    \
-    do {                                                                       \
-        const char *row_ = (next) + (p) * (ldb) * (ep_inc_t)sizeof(UKR_T);     \
-        for (size_t o_ = 0; o_ < UKR_NR * sizeof(UKR_T); o_ += 64)             \
-            __builtin_prefetch(row_ + o_, 0, 3);                               \
-        __builtin_prefetch(row_ + UKR_NR * sizeof(UKR_T) - 1, 0, 3);           \
-    } while (0)
+    ep_prefetch_run((next) + (p) * (ldb) * (ep_inc_t)sizeof(UKR_T), UKR_NR * sizeof(UKR_T))
 
 // One k step: c(i, :) += a(i, p) * b(p, :) over the register tile.
 #define EP_UKR_STEP()                                                          \
