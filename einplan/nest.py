@@ -943,6 +943,33 @@ def rows_share_lines(loops, itemsize) -> bool:
     return True
 
 
+def _pair_outside(loops, itemsize, is_complex=False):
+    """The loops with the two rows that share lines (``rows_share_lines``)
+    moved outside the loop around them, when that loop and the row then run
+    as tiles; else None.  Row by row, the loop around the pair is a call
+    of the rows kernel each, two short rows gathered at a far stride; as
+    tiles, the copied input's lines are read once per row of the pair --
+    from L2 if they fit, else again from further out, which the
+    transposing kernel repays and the complex copied tiles do not.  1
+    thread, Zen 3, 'abc,cba->' (2, b, c), us, row by row / tiles (numpy):
+    f64 (2,199,33) 21 / 9.1 (12); (2,199,400) 152 / 93 (150); (2,300,3000)
+    7164 / 3214 (5964); f32 (2,1000,300) 533 / 231 (569); c64 (2,199,33)
+    38 / 14 (19); c128 (2,100,150) 61 / 34 (51); past L2, c128 (2,1000,300)
+    1.4 / 2.4-2.9 ms (1.3), (2,60,1200) 260 / 295 (240)."""
+    if len(loops) < 3:
+        return None
+    alt = merge_loops(list(loops[:-3]) + [loops[-2], loops[-3], loops[-1]])
+    if len(alt) < 2 or rows_share_lines(alt, itemsize):
+        return None
+    if transposes(alt, itemsize, is_complex):
+        return alt
+    copied = packed(alt[-2], alt[-1])
+    held = operand_bytes([(lp.extent, lp.strides) for lp in alt], itemsize)
+    if not _tile_edge(alt, itemsize) or any(held[j] > l2_bytes() for j in copied):
+        return None
+    return alt
+
+
 def _tile_edge(loops, itemsize, transposed=False):
     """Edges (along the loop around the row, along the row) of tiles of the
     two innermost loops, or 0.  Tiles run when some input is copied per tile
@@ -1798,6 +1825,10 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     else:
         ctile = None
     shared = rows_share_lines(loops, itemsize)
+    if shared and not (short or ctile or period):
+        alt = _pair_outside(loops, itemsize, is_complex)
+        if alt is not None:
+            loops, shared = alt, False
     tp = not (short or ctile or period or shared) and transposes(loops, itemsize, is_complex)
     tile, tile_row = ((0, 0) if short or ctile or period or shared
                       else (_tile_edge(loops, itemsize, tp) or (0, 0)))

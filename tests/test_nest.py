@@ -1163,6 +1163,43 @@ def test_memory_order_is_not_given_up_for_a_sliver_of_calls(monkeypatch):
     _close(einplan.einsum("abcd->ac", x), np.einsum("abcd->ac", x), np.float64, 23)
 
 
+def test_two_rows_sharing_lines_go_outside_for_tiles(monkeypatch):
+    """'abc,cba->' (2, b, c): the two a rows share y's lines, so row by row
+    each b is a call of two short rows gathered far apart.  With a outside
+    b, b and c run as tiles: the transposing kernel for real types, copied
+    tiles for complex ones while the copied operand fits in L2 (past it,
+    its lines read once per a cost more than the calls saved).  Caches
+    pinned to Zen 3's 512 KiB L2."""
+    from einplan.nest import nest_step
+    with monkeypatch.context() as mp:
+        mp.setattr(nest, "l2_bytes", lambda: 512 << 10)
+        nest.l2_resident.cache_clear()
+        try:
+            def step(dtype, A, B, C):
+                st = nest_step(None, [(0, "abc", (B * C, C, 1)), (1, "cba", (B * A, A, 1))], 0,
+                               "", {}, {"a": A, "b": B, "c": C}, np.dtype(dtype))
+                return [lp.labels for lp in st.loops], st.row, st.tile
+            for dtype in ("float32", "float64", "complex64", "complex128"):
+                order, row, tile = step(dtype, 2, 199, 33)
+                assert order[0] == "a" and tile > 0, (dtype, order, tile)
+                assert row == ("sum/transposed" if dtype.startswith("float") else "sum/strided")
+            # complex128 of 9.6 MB an operand: row by row, b outside the pair
+            order, row, tile = step("complex128", 2, 1000, 300)
+            assert order == ["b", "a", "c"] and tile == 0, (order, tile)
+            order, row, tile = step("float64", 2, 1000, 300)
+            assert order == ["a", "b", "c"] and row == "sum/transposed", (order, row)
+        finally:
+            nest.l2_resident.cache_clear()
+    rng = np.random.default_rng(7)
+    for dtype in (np.float64, np.complex64):
+        x = rng.standard_normal((2, 199, 11, 3)).astype(dtype)
+        y = rng.standard_normal((11, 3, 199, 2)).astype(dtype)
+        if dtype == np.complex64:
+            x, y = x + 1j * x[::-1], y - 2j * y[::-1]
+        _close(einplan.einsum("abcd,cdba->", x, y), np.einsum("abcd,cdba->", x, y), dtype,
+               13134)
+
+
 def test_tiles_of_few_rows_against_a_shared_vector_copy_a_quarter_of_l1():
     """A GEMV's copied tiles of few rows past L2 ('ab,b->a' with A (3, n)
     F-order complex64, copied to de-interleave it) copy a quarter of L1,
