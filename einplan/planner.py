@@ -243,6 +243,9 @@ def _with_why(gemm, why):
                                      for st in gemm.steps))
 
 
+SHORT_DOTS_PACKED = 4   # most dots a row of the small-edge kernel priced against the packed engine
+
+
 def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, shape, out_eff,
                    gemm):
     """A two-operand GEMM with a short edge as the nest's register-tile
@@ -269,12 +272,20 @@ def _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype, s
     if is_complex:
         plan, laid = _ctile_out_layout(b, views, dtype, shape, out_eff, plan)
     step = plan.steps[0]
-    # the small-edge kernel's dots against the smm path only: their prices
-    # are measured against each other; against the packed engine's (n of 7,
-    # k of two axes, 'ijk,jkl->il' (578,33,35) x (33,35,7):T f64) the dots
-    # won on price at 690 us to its 487
+    # the small-edge kernel's dots against the smm path, their prices
+    # measured against each other, and against the packed engine for up to
+    # SHORT_DOTS_PACKED dots a row in one vector: the packed engine copies
+    # the long operand into panels and pads the narrow edge to whole tiles
+    # (1 thread, Zen 3, 'ij,jk->ik' (m,k) x (k,8)[:, ::2], us, dots / packed:
+    # f32 m,k = 50,4000 65 / 199; 2000,4000 4362 / 7429; 300,12000 1270 /
+    # 4030; f64 50,4000 107 / 249; 2000,4000 10995 / 12347; 300,12000 4165 /
+    # 5612).  More dots a row, the packed engine wins whatever the prices
+    # say: f64 'ij,jk->ik' (2000,1000) x (1000,8) 4730-5700 / 2390-2680;
+    # 'ij,kj->ik' (3000,500) x (7,500) 3390-4250 / 2120-2130; on AVX-512,
+    # 'ijk,jkl->il' (578,33,35) x (33,35,7):T 690 / 487
     dots = (not is_complex and step.short and step.row.startswith("short-dots")
-            and narrow_smm(gemm.steps, dtype))
+            and (narrow_smm(gemm.steps, dtype)
+                 or step.short <= min(SHORT_DOTS_PACKED, vector_lanes(dtype.itemsize))))
     if not step.ctile and not dots and not _complex_vector_rows(step, dtype) and (
             is_complex or not step.row.endswith("contig")):
         # (a real nest of contiguous rows is priced too: 'bij,bkj->bki'

@@ -657,9 +657,10 @@ def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
     avx512.  Both are priced (the nest's dots by the rows a block runs,
     nest.short_dot_block_rows); f64 with n = 8, two rows at a time, stays
     on the smm path (73 us; the dots 121), as do a few rows, whose dots
-    wait on B's copy.  Against the packed engine
-    the dots are not priced: 'ijk,jkl->il' (578,33,35) x (33,35,7):T f64,
-    k of two axes, stays packed (487 us; the dots 690, priced below it)."""
+    wait on B's copy.  Against the packed engine the dots are priced only
+    up to planner.SHORT_DOTS_PACKED a row: 'ijk,jkl->il' (578,33,35) x
+    (33,35,7):T f64, k of two axes, stays packed (487 us; the dots 690,
+    priced below it)."""
     rng = np.random.default_rng(44)
     a32 = rand((200, 1000), "float32", rng=rng)
     b32 = rand((1000, 5), "float32", rng=rng)
@@ -684,6 +685,35 @@ def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
     _close(einplan.einsum("ijk,jkl->il", a3, b3), np.einsum("ijk,jkl->il", a3, b3), "float64",
            1155)
     _close(einplan.einsum("ij,jk->ik", a32, b32), a32 @ b32, "float32", 1000)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_four_dots_a_row_priced_against_the_packed_engine(dtype, one_thread):
+    """'ij,jk->ik' (300, 12000) x (12000, 8)[:, ::2]: n = 4 with B strided
+    along n goes neither to the smm path nor to the GEMV; the packed engine
+    copies all of A into panels for one tile of 4 columns padded to NR.
+    The small-edge kernel's 4 dots a row, reading A once in place, are
+    priced against it where they fit one vector (1 thread, Zen 3: f32 1.3
+    ms, packed 4.0; f64 4.2 / 5.6).  Wider vectors of dots are not priced
+    ('ij,jk->ik' (2000, 1000) x (1000, 8) f64 on AVX2: 5.7 ms as dots,
+    2.4 packed)."""
+    from einplan.planner import SHORT_DOTS_PACKED
+    rng = np.random.default_rng(46)
+    a = rand((300, 12000), dtype, rng=rng)
+    b = rand((12000, 8), dtype, rng=rng)[:, ::2]
+    (step,) = _steps("ij,jk->ik", a, b)
+    lanes = nest.vector_lanes(np.dtype(dtype).itemsize)
+    if 4 <= min(SHORT_DOTS_PACKED, lanes):
+        assert step.why.startswith(f"{step.engine} by predicted compute"), step
+        assert isinstance(step, NestStep) and step.row.startswith("short-dots"), step
+    else:
+        assert isinstance(step, GemmStep) and not step.why, step
+    _close(einplan.einsum("ij,jk->ik", a, b), a @ b, dtype, 12000)
+    if lanes >= 8:
+        return
+    b8 = rand((1000, 16), dtype, rng=rng)[:, ::2]
+    (wide,) = _steps("ij,jk->ik", a[:, :1000], b8)
+    assert isinstance(wide, GemmStep) and not wide.why, wide
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
