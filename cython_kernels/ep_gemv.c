@@ -1,5 +1,6 @@
-// ep_gemv.c -- the GEMV path (m == 1 or n == 1), where every
-// element of the matrix is used once and packing would only add traffic.
+// ep_gemv.c -- the GEMV path (m == 1 or n == 1, or A's rows against a few
+// columns of B), where every element of the matrix is used once and
+// packing would only add traffic.
 #include "ep_gemv.h"
 #include "ep_omp.h"
 #include "ep_pack.h"
@@ -53,18 +54,41 @@ static void ep_gemv_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     }
 }
 
+// A's rows [j_begin, j_end) against B's few columns at batch offsets
+static void ep_gemv_cols_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u, ep_dim_t N,
+                            ep_inc_t oa, ep_inc_t ob, ep_inc_t oc, ep_dim_t j_begin,
+                            ep_dim_t j_end)
+{
+    if (d->dtype == EP_FLOAT32)
+        ep_sgemv_cols(u, d->g, (const float *)d->a + oa, (const float *)d->b + ob,
+                      (float *)d->c + oc, N, j_begin, j_end, (float)d->alpha, (float)d->beta);
+    else
+        ep_dgemv_cols(u, d->g, (const double *)d->a + oa, (const double *)d->b + ob,
+                      (double *)d->c + oc, N, j_begin, j_end, d->alpha, d->beta);
+}
+
+static void ep_gemv_range(const ep_gemm_desc_t *d, const ep_ukr_set_t *u, ep_dim_t M,
+                          ep_dim_t N, ep_inc_t oa, ep_inc_t ob, ep_inc_t oc, ep_dim_t j0,
+                          ep_dim_t j1)
+{
+    if (N > 1 && M > 1)
+        ep_gemv_cols_at(d, u, N, oa, ob, oc, j0, j1);
+    else
+        ep_gemv_at(d, u, N == 1, oa, ob, oc, j0, j1);
+}
+
 void ep_gemv_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                  const ep_schedule_t *s)
 {
     ep_dim_t M = s->M, N = s->N, NB = s->NB;
     int nt = s->nthreads, by_batch = s->loop == EP_LOOP_BATCH;
-    int n_is_one = N == 1;
-    ep_dim_t J = n_is_one ? M : N;
+    // the output's rows: m unless m == 1
+    ep_dim_t J = N == 1 || M > 1 ? M : N;
     if (nt == 1) {
         for (ep_dim_t bi = 0; bi < NB; bi++) {
             ep_inc_t oa, ob, oc;
             ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
-            ep_gemv_at(d, u, n_is_one, oa, ob, oc, 0, J);
+            ep_gemv_range(d, u, M, N, oa, ob, oc, 0, J);
         }
         return;
     }
@@ -85,7 +109,7 @@ void ep_gemv_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                 j1 = nblk * (tid + 1) / ntr * EP_GEMV_JB;
                 if (j1 > J) j1 = J;
             }
-            if (j0 < j1) ep_gemv_at(d, u, n_is_one, oa, ob, oc, j0, j1);
+            if (j0 < j1) ep_gemv_range(d, u, M, N, oa, ob, oc, j0, j1);
         }
     }
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "ep_api.h"
 #include "ep_blocking.h"
+#include "ep_gemv.h"
 #include "ep_pack.h"
 #include "ep_measured.h"
 #include "ep_schedule.h"
@@ -27,6 +28,14 @@
 // are at least as many as the threads (no recorded measurement: the size
 // at which EP_MIN_PARALLEL_FLOPS lets one GEMM use threads at all).
 #define EP_GEMV_BY_BATCH_FLOPS 2e6
+
+// The GEMV path takes A's rows against a few columns of B from this k on:
+// the loop nest's small-edge kernel dots rows up to nest.SHORT_DOT_ROW, as
+// fast or faster (Zen 3, 1 thread, us, there / here: 'ij,jk->ik' (1000,
+// 2048) x (2048,2) f64 455-579 / 1049-1201; (100,3000) x (3000,4) f32 61 /
+// 73-76), and the packed engine copies all of A beyond them ((24,199568) x
+// (199568,4) f32: 3.7-4.1 ms packed, 1.7-1.8 ms here, numpy 1.6-1.8).
+#define EP_GEMV_COLS_MIN_K 16385
 
 // A packed GEMM of fewer flops than this runs whole per thread whenever the
 // batches are at least as many as the threads: splitting it leaves each
@@ -306,6 +315,16 @@ static void ep_schedule_b_by_panel(ep_schedule_t *s, ep_dim_t M, size_t es)
     s->b_by_panel = 1;
 }
 
+// The GEMV path: whole vectors per thread when batches are many and small,
+// else slices of the output vector
+static void ep_schedule_gemv(ep_schedule_t *s, int nt, ep_dim_t NB, double flops)
+{
+    s->path = EP_PATH_GEMV;
+    s->nthreads = nt;
+    if (nt > 1)
+        s->loop = NB >= nt && flops < EP_GEMV_BY_BATCH_FLOPS ? EP_LOOP_BATCH : EP_LOOP_N;
+}
+
 // The thread count a call asks for: the descriptor's, else the library's
 // setting (set_num_threads, EINPLAN_NUM_THREADS, OpenMP's cap), clamped.
 static int ep_schedule_threads(const ep_gemm_desc_t *d)
@@ -344,14 +363,9 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     // Threads: none for small work (a fork/join costs more than it saves)
     if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
     // 1m (complex) needs B's packing: the packed path only
-    if (K > 0 && (M == 1 || N == 1) && !packed_only && !d->b_packed && !d->cplx) {
-        // GEMV: whole vectors per thread when batches are many and small,
-        // else slices of the output vector
-        s->path = EP_PATH_GEMV;
-        s->nthreads = nt;
-        if (nt > 1)
-            s->loop = NB >= nt && flops < EP_GEMV_BY_BATCH_FLOPS ? EP_LOOP_BATCH
-                                                                 : EP_LOOP_N;
+    int gemv_ok = K > 0 && !packed_only && !d->b_packed && !d->cplx;
+    if (gemv_ok && (M == 1 || N == 1)) {
+        ep_schedule_gemv(s, nt, NB, flops);
         return;
     }
     if (!packed_only && ep_smm_fits(d, u, M, N, K)) {
@@ -360,6 +374,15 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
                 : nt > 1 && M >= EP_SMM_ROW_QUANTUM * nt ? EP_LOOP_M : EP_LOOP_NONE;
         s->nthreads = s->loop == EP_LOOP_NONE ? 1 : nt;
+        return;
+    }
+    // A's rows, unit-stride along one k axis, against 2 .. EP_GEMV_MAX_COLS
+    // columns of B the smm kernel does not take: dots on the GEMV path, A
+    // read once in place (an output slice of EP_GEMV_JB rows a thread)
+    if (gemv_ok && M > 1 && N <= EP_GEMV_MAX_COLS && K >= EP_GEMV_COLS_MIN_K &&
+        d->g->k.ndim == 1 && d->g->k.stride[EP_K_A][0] == 1) {
+        if (NB < nt && (M + EP_GEMV_JB - 1) / EP_GEMV_JB < nt) nt = 1;
+        ep_schedule_gemv(s, nt, NB, flops);
         return;
     }
     s->path = EP_PATH_GEMM;

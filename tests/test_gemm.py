@@ -448,6 +448,65 @@ def test_gemv_path(restore_threads, isa, dtype, orient, layout):
         K.set_isa(prev)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("isa", K.available_isas() if K is not None else [])
+def test_gemv_path_of_a_few_columns(restore_threads, isa, dtype):
+    """A's rows contiguous along one k axis against 2 to 4 columns of B, k
+    past 16384 (the nest's dots take shorter rows): the GEMV path dots each row of A, read once in place,
+    with B's columns gathered 1024 values of k at a time (ep_gemv.h): B
+    strided, reversed or column-major (past L1: the smm kernel takes B
+    in L1, or rows of B at unit stride); A's rows from two axes, reversed;
+    k a multiple of the block and not; over two output blocks of 256 rows;
+    alpha and beta.  Five columns, or k strided in A, take other paths."""
+    prev = K.isa()
+    K.set_isa(isa)
+    try:
+        # (B's n strided or reversed and past L1: the smm kernel takes unit-
+        # stride rows of B, or B in L1)
+        for M, N, Kx, lay in [(24, 4, 17409, "slice"), (3, 2, 20000, "slice"),
+                              (257, 3, 16385, "F"), (40, 4, 17408, "neg"), (5, 5, 17000, "C"),
+                              (30, 4, 16384, "slice")]:
+            A = rand((M, Kx), dtype, M + Kx)
+            B = rand((Kx, 2 * N), dtype, N)
+            B = {"slice": B[:, ::2], "C": B[:, :N], "F": np.asfortranarray(B[:, :N]),
+                 "neg": B[::-1, N - 1::-1]}[lay]
+            alpha, beta = ALPHA_BETA[(M + Kx) % len(ALPHA_BETA)]
+            res = []
+            for nt in (1, 2):
+                einplan.set_num_threads(nt)
+                C, big = embed((M, N), dtype, SENTINEL, kind="strided")
+                c_init = rand((M, N), dtype, 5)
+                if beta == 0:
+                    c_init[...] = np.nan
+                C[...] = c_init
+                groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+                path = _native.prepare_gemm(dtype, *groups).schedule()["path"]
+                assert (path == "gemv") == (N <= 4 and Kx > 16384), (M, N, Kx, path)
+                _native.gemm(A, B, C, *groups, alpha=alpha, beta=beta)
+                ref, mag = expected(A, "mk", B, "kn", c_init, "mn", alpha, beta)
+                assert_close(C, ref, mag, Kx, dtype)
+                assert (big[outside_mask(C, big)] == SENTINEL).all()
+                res.append(C.copy())
+            assert np.array_equal(res[0], res[1]), f"M={M}: 1 and 2 threads differ"
+        # m from two axes, one reversed: 'abk,kn->abn'
+        A = rand((3, 7, 16400), dtype, 9)[:, ::-1]
+        B = rand((16400, 6), dtype, 10)[:, ::2]
+        C = np.zeros((3, 7, 3), dtype)
+        groups = describe(A, "abk", B, "kn", C, "abn", "ab", "n", "k")
+        assert _native.prepare_gemm(dtype, *groups).schedule()["path"] == "gemv"
+        _native.gemm(A, B, C, *groups)
+        ref, mag = expected(A, "abk", B, "kn", np.zeros_like(C), "abn", 1.0, 0.0)
+        assert_close(C, ref, mag, 16400, dtype)
+        # k strided in A: not this path
+        A = rand((9, 40000), dtype, 11)[:, ::2]
+        B = rand((20000, 4), dtype, 12)
+        C = np.zeros((9, 4), dtype)
+        groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+        assert _native.prepare_gemm(dtype, *groups).schedule()["path"] != "gemv"
+    finally:
+        K.set_isa(prev)
+
+
 def _gemv_multiaxis(dt):
     # output group of two axes crossing the 256 block, k of two axes
     # crossing the 4096 block with a gap (irregular k offsets), batched

@@ -26,6 +26,12 @@ _NO_PACK = {
     KernelPath.SMM: ("not packed (small in-place path)",
                      _SMM_PATH.format(reads="A, B and C are read in place")),
 }
+# the GEMV path with n of 2 to 4 (ep_gemv.c's gemv_cols)
+_GEMV_COLS = (
+    "gathered a block of k at a time into its n rows (in L1)",
+    "gemv: n is 2 to 4, so each row of A is read once in place and dotted with B's n "
+    "columns, gathered a block of k at a time; packed, all of A would be copied for one "
+    "tile of n columns padded to NR")
 # smm with B's n not unit-stride ('bik,bjk->bij'): ep_smm.c gathers B
 _SMM_GATHERED = (
     "gathered per GEMM into k rows of n (its n is not unit-stride), an L1 / L2-sized buffer",
@@ -215,6 +221,8 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
         pack_b, tile = pack_a, (None,) * 5
         if sched.path == KernelPath.SMM and not step.complex_mode and _smm_gathers_b(step):
             pack_b, path = _SMM_GATHERED
+        if sched.path == KernelPath.GEMV and min(sched.M, sched.N) > 1:
+            pack_b, path = _GEMV_COLS
     else:
         path, tile = _PACKED_PATH, (sched.mr, sched.nr, sched.mc, sched.kc, sched.nc)
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
