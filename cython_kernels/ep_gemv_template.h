@@ -92,8 +92,8 @@ static void EP_PFX(gemv)(const ep_ukr_set_t *u, const ep_group_t *jg,
 // condition).  Each row of A is read once, in place, and dotted with B's N
 // columns, gathered EP_GEMV_COLS_KB values of k at a time into rows of xb
 // (in L1): packed, all of A would be copied into panels for one tile of N
-// columns padded to NR.  A's rows come from the k group's single unit
-// stride; any other layout takes the element loop (not scheduled here).
+// columns padded to NR.  The schedule sends here only a k group of one
+// axis at unit stride in A, so each block of a row is one run.
 static void EP_PFX(gemv_cols)(const ep_ukr_set_t *u, const ep_groups_t *g, const T *a,
                               const T *b, T *c, ep_dim_t N, ep_dim_t j_begin, ep_dim_t j_end,
                               T alpha, T beta)
@@ -104,8 +104,9 @@ static void EP_PFX(gemv_cols)(const ep_ukr_set_t *u, const ep_groups_t *g, const
     ep_scatter(&g->n, EP_N_B, 0, N, noff_b);
     ep_scatter(&g->n, EP_N_C, 0, N, noff_c);
     ep_inc_t joff_a[EP_GEMV_JB], joff_c[EP_GEMV_JB], koff_b[EP_GEMV_COLS_KB];
-    ep_inc_t koff_a[EP_GEMV_COLS_KB];
     T acc[EP_GEMV_JB][4], xb[4][EP_GEMV_COLS_KB];
+    // the columns past N repeat the first: their sums are dropped
+    const T *x1 = xb[N > 1 ? 1 : 0], *x2 = xb[N > 2 ? 2 : 0], *x3 = xb[N > 3 ? 3 : 0];
     for (ep_dim_t j0 = j_begin; j0 < j_end; j0 += EP_GEMV_JB) {
         ep_dim_t jb = j_end - j0 < EP_GEMV_JB ? j_end - j0 : EP_GEMV_JB;
         ep_scatter(&g->m, EP_M_A, j0, jb, joff_a);
@@ -117,24 +118,13 @@ static void EP_PFX(gemv_cols)(const ep_ukr_set_t *u, const ep_groups_t *g, const
             ep_scatter(&g->k, EP_K_B, p0, kb, koff_b);
             for (ep_dim_t p = 0; p < kb; p++)
                 for (ep_dim_t q = 0; q < N; q++) xb[q][p] = b[koff_b[p] + noff_b[q]];
-            ep_inc_t ka0, kas;
-            if (ep_affine(&g->k, EP_K_A, p0, kb, &ka0, &kas) && kas == 1) {
-                // the columns past N repeat the first: their sums are dropped
-                const T *x1 = xb[N > 1 ? 1 : 0], *x2 = xb[N > 2 ? 2 : 0];
-                const T *x3 = xb[N > 3 ? 3 : 0];
-                for (ep_dim_t j = 0; j < jb; j++) {
-                    // the next row's run, a page or two from this one, asked
-                    // for now: the hardware's streams stop at each page
-                    if (j + 1 < jb)
-                        ep_prefetch_run(a + ka0 + joff_a[j + 1], (size_t)kb * sizeof(T));
-                    u->DOT4(kb, a + ka0 + joff_a[j], xb[0], x1, x2, x3, acc[j]);
-                }
-            } else {
-                ep_scatter(&g->k, EP_K_A, p0, kb, koff_a);
-                for (ep_dim_t j = 0; j < jb; j++)
-                    for (ep_dim_t p = 0; p < kb; p++)
-                        for (ep_dim_t q = 0; q < N; q++)
-                            acc[j][q] += a[joff_a[j] + koff_a[p]] * xb[q][p];
+            const T *ak = a + p0 * g->k.stride[EP_K_A][0];
+            for (ep_dim_t j = 0; j < jb; j++) {
+                // the next row's run, a page or two from this one, asked for
+                // now: the hardware's streams stop at each page
+                if (j + 1 < jb)
+                    ep_prefetch_run(ak + joff_a[j + 1], (size_t)kb * sizeof(T));
+                u->DOT4(kb, ak + joff_a[j], xb[0], x1, x2, x3, acc[j]);
             }
         }
         for (ep_dim_t j = 0; j < jb; j++)
