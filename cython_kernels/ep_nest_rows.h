@@ -37,7 +37,7 @@ typedef void (*ep_stream_sum_fn)(int nm, const void *const *p, ep_dim_t n, void 
 typedef ep_dim_t (*ep_short_buffer_fn)(int nin, const ep_inc_t *rs, const ep_inc_t *rl, int S,
                                        ep_dim_t n);
 typedef void (*ep_pack_fn)(const void *x, ep_inc_t sr, ep_inc_t si, ep_dim_t R, ep_dim_t n,
-                           void *buf);
+                           void *buf, int streams);
 typedef struct {
     ep_row_sum_fn sum;
     ep_row_prod_fn prod;

@@ -953,6 +953,36 @@ def test_tile_copy_compacts_rows_at_stride_two(isa, dtype, one_thread):
 
 
 @pytest.mark.parametrize("isa", RUN_ISAS)
+def test_tile_copy_of_complex128_from_cache_and_from_memory(isa, one_thread):
+    """A tile's copy of a complex128 input unit-stride along the loop around
+    the row ('ab,ab->' with B in F order): from cache it walks every source
+    row a pair of elements at a time; past a quarter of L3 it reads four
+    source rows in step (18 MB an input here) -- odd tile rows, rows not a
+    multiple of four, and a source not 32-byte aligned, into a sum, one
+    output row per tile row and the product itself."""
+    dtype = "complex128"
+    rng = np.random.default_rng(29)
+    for m, n in [(37, 130), (1031, 1100)]:
+        A = _rand(rng, (m, n), dtype)
+        Bw = np.asfortranarray(_rand(rng, (m + 1, n), dtype))
+        B = Bw[1:]                      # 16 bytes past the buffer's start
+        for ti, tj in [(64, 64), (9, 30), (m, 7)]:
+            kw = dict(tile=ti, tile_row=tj)
+            o = np.empty((), dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 1, 0), (n, 1, m + 1, 0)], **kw)(
+                (A, B), o, isa=isa)
+            _close(o, (A * B).sum(), dtype, m * n)
+            o = np.full(m, np.nan, dtype)
+            _native.prepare_nest(dtype, 2, [(m, n, 1, 1), (n, 1, m + 1, 0)], **kw)(
+                (A, B), o, isa=isa)
+            _close(o, (A * B).sum(1), dtype, n)
+        o = np.full((m, n), np.nan, dtype)
+        _native.prepare_nest(dtype, 2, [(m, n, 1, n), (n, 1, m + 1, 1)], tile=64, tile_row=64)(
+            (A, B), o, isa=isa)
+        _close(o, A * B, dtype, 1)
+
+
+@pytest.mark.parametrize("isa", RUN_ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_tile_copy_of_a_few_rows_end_to_end(isa, dtype, one_thread):
     """A tile's copy of an input whose 2-7 tile rows are end to end along
