@@ -122,6 +122,37 @@ def test_row_prod_paths(isa, dtype, n, one_thread):
 
 
 @pytest.mark.parametrize("isa", RUN_ISAS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_strided_rows_four_at_a_time(isa, dtype, one_thread):
+    """Short rows of a [:, ::2] slice, reversed, or at stride -2, alone
+    ('ab->a') or times a unit-stride, reversed or sliced input ('ab,ab->a',
+    either input first): four rows side by side, their lane sums in one
+    butterfly, the elements past whole vectors in scalar chains; one to nine
+    rows (fewer than four, and a last block repeating rows), rows of 8 to 64,
+    the last row ending on its allocation's last element."""
+    rng = np.random.default_rng(37)
+    for n in (8, 9, 16, 19, 33, 64):
+        for R in (1, 2, 3, 4, 5, 7, 9):
+            W, V = _rand(rng, (R, 2 * n - 1), dtype), _rand(rng, (R, 2 * n - 1), dtype)
+            Y = _rand(rng, (R, n), dtype)
+            ins = [(W[:, ::2], 2 * n - 1, 2), (W[:, n - 1::-1], 2 * n - 1, -1),
+                   (W[:, ::-2], 2 * n - 1, -2)]
+            others = [(Y, n, 1), (Y[:, ::-1], n, -1), (V[:, ::2], 2 * n - 1, 2),
+                      (V[:, ::-2], 2 * n - 1, -2)]
+            o = np.full(R, np.nan, dtype)
+            for a, ra, sa in ins:
+                _native.prepare_nest(dtype, 1, [(R, ra, 1), (n, sa, 0)])((a,), o, isa=isa)
+                _close(o, a.sum(1), dtype, n)
+                for b, rb, sb in others:
+                    _native.prepare_nest(dtype, 2, [(R, ra, rb, 1), (n, sa, sb, 0)])(
+                        (a, b), o, isa=isa)
+                    _close(o, (a * b).sum(1), dtype, n)
+                    _native.prepare_nest(dtype, 2, [(R, rb, ra, 1), (n, sb, sa, 0)])(
+                        (b, a), o, isa=isa)
+                    _close(o, (a * b).sum(1), dtype, n)
+
+
+@pytest.mark.parametrize("isa", RUN_ISAS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [15, 16, 17, 64, 255, 257, 600, 2049])
 def test_rows_gathered_into_l1(isa, dtype, n, one_thread):
