@@ -245,3 +245,22 @@ def test_smm_runs_far_apart_columns_in_blocks_over_chunks_of_rows(isa, dtype, th
     ragged = _run_checked(A, rng.standard_normal((200, 24)).astype(dtype), dtype, threads)
     if isa == "avx512" and dtype == np.float32:
         assert ragged == "gemm", ragged
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_smm_runs_a_tall_a_in_chunks_of_rows_across_its_column_blocks(dtype, threads):
+    """Rows of C wider than one block of columns (the kernel runs blocks of
+    a few vectors) over a tall A: the rows in chunks that every block runs
+    before the next chunk (A and C kept in L2 between the blocks) -- many
+    chunks and a part-chunk left over that is not a whole number of tiles,
+    the last vector of a row whole or masked, beta 0 over NaN and beta 1."""
+    rng = np.random.default_rng(53 + threads)
+    lanes = 8 if dtype == np.float32 else 4
+    for n in (7 * lanes, 8 * lanes - 2, 8 * lanes):
+        m, k = 1000 + 13, 48
+        A = rng.standard_normal((m, k)).astype(dtype)
+        B = rng.standard_normal((k, n)).astype(dtype)
+        path = _run_checked(A, B, dtype, threads)
+        if kernel_smm_max_n(dtype) and n <= kernel_smm_max_n(dtype):
+            assert path == "smm", (n, path)
