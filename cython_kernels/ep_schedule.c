@@ -450,8 +450,15 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     // packed, it goes one panel at a time as well (f64 'ij,jk->ik' k = 512,
     // n = 1536, Emerald Rapids, us, whole B packed / by panel (numpy): m =
     // 32: 1234 / 1108 (1014); m = 48: 1543 / 1406 (1321); m = 32, k = n =
-    // 1024: 1779 / 1508 (1426); f32 within 4% either way)
-    if (!d->cplx && s->direct_b == EP_B_MEASURED && s->loop != EP_LOOP_M &&
+    // 1024: 1779 / 1508 (1426); f32 within 4% either way).  So does a B
+    // always packed in one KC block: its NC panel of several MB went out to
+    // L3 or memory and back for the one MC block ('ij,jk->ik' Zen 3, 1
+    // thread, whole / by panel: (64, 64) x (64, 38450) f64 0.84x / 1.18x
+    // numpy, f32 1.09x / 1.48x; (20, 300) x (300, 20000) f32 0.80x / 1.31x);
+    // with more KC blocks it ran as fast or 4-8% slower ((32, 1024) x
+    // (1024, 1024), (77, 512) x (512, 1536)) and stays whole
+    if (!d->cplx && !packed_only && !d->b_packed && s->loop != EP_LOOP_M &&
+        (s->direct_b == EP_B_MEASURED || (s->direct_b == EP_B_PACKED && K <= s->bk.kc)) &&
         ep_b_past_l2(K, N, d->dtype))
         ep_schedule_b_by_panel(s, M, d->dtype == EP_FLOAT32 ? 4 : 8);
 }

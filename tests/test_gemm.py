@@ -706,6 +706,36 @@ def test_b_taken_in_place_or_packed_as_measured(isa, restore_threads):
     assert measured, f"no GEMM of {isa} measured how to take B"
 
 
+def test_b_always_packed_in_one_kc_block_goes_a_panel_at_a_time(isa, restore_threads):
+    """Past the rows that may read B in place, a B past half of L2 in one
+    KC block is packed one NR panel at a time, just before the A panels meet
+    it (all of m in one MC block); with k past one KC block it is packed
+    whole.  Results equal numpy's either way; explain says so without the
+    measured case's 'when packed'."""
+    einplan.set_num_threads(1)
+    rng = np.random.default_rng(43)
+    l2 = _native.kernel_config()["caches"]["l2"] or (1 << 20)
+    for dtype in ("float32", "float64"):
+        m, k = 300, 64
+        n = l2 // (k * np.dtype(dtype).itemsize) + 100
+        for kk in (k, 40 * k):
+            A = rng.standard_normal((m, kk)).astype(dtype)
+            B = rng.standard_normal((kk, n if kk == k else 700)).astype(dtype)
+            plan = einplan.plan("ij,jk->ik", A, B)
+            (step,) = plan._plan.steps
+            planned = step.native.planned()
+            assert planned["path"] == "gemm" and planned["b_measured"] is None, planned
+            one_block = kk <= planned["kc"]
+            assert one_block == (kk == k), planned
+            assert planned["b_by_panel"] == one_block, (isa, dtype, kk, planned)
+            np.testing.assert_allclose(plan(A, B), A.astype("f8") @ B.astype("f8"),
+                                       rtol=1e-4 if dtype == "float32" else 1e-12,
+                                       atol=1e-3 if dtype == "float32" else 1e-9)
+            text = str(einplan.explain("ij,jk->ik", A, B))
+            assert ("; one NR panel at a time, just before the A panels meet it" in text) \
+                == one_block, text
+
+
 def test_b_in_place_pages_apart_runs_short_k_blocks(isa, restore_threads):
     """B read in place with its rows a page or more apart and spanning more
     pages than ep_schedule.c's EP_TLB_PAGES (1024) is walked in K blocks of

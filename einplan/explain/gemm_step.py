@@ -232,9 +232,10 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
             pack_b += (f"; in place or packed, whichever this process measures faster "
                        f"for its class of m (when planned: {step.kernel.b_measured})")
         if step.kernel.b_by_panel and not step.complex_mode:
-            pack_b += ("; when packed, one NR panel at a time, just before the A panels "
-                       "meet it (all of m in one MC block: a panel stays in L2, where the "
-                       "whole packed B would go out to L3 and back)")
+            pack_b += ("; " + ("when packed, " if step.kernel.b_measured is not None else "")
+                       + "one NR panel at a time, just before the A panels meet it (all of "
+                       "m in one MC block: a panel stays in L2, where the whole packed B "
+                       "would go out to L3 and back)")
         elif step.kernel.b_by_panel:
             pack_b += ("; one NR panel at a time, just before the A panels meet it "
                        "(1m with all of m in one MC block: B's 2x2 real form is twice "
