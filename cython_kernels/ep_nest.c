@@ -152,6 +152,17 @@ static void ep_sum_parts(int dt, char *dst, const char *part, size_t step, int n
     for (int t = 1; t < nt; t++) ep_store(dt, dst, ep_load(dt, part + t * step), 1);
 }
 
+// Elements input j spans over the whole nest (first to last, any signs)
+static ep_dim_t ep_input_span(const ep_nest_desc_t *d, int j)
+{
+    ep_dim_t span = 1;
+    for (int x = 0; x < d->ndim; x++) {
+        ep_inc_t s = d->stride[j][x];
+        span += (d->extent[x] - 1) * (s < 0 ? -s : s);
+    }
+    return span;
+}
+
 // ------------------------------------------------------------ stream order
 // Row sums and a GEMV's dot rows that stream an operand from memory (one
 // past half of L3: an L3 shared with other cores or guests holds less than
@@ -355,12 +366,7 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
         if (inner > 0 && d->stride[j][inner - 1] == 0) shared++;
         else if (inner > 0 && d->stride[j][inner - 1] == d->extent[inner]) packed++;
         nm++;
-        ep_dim_t span = 1;
-        for (int x = 0; x < d->ndim; x++) {
-            ep_inc_t s = d->stride[j][x];
-            span += (d->extent[x] - 1) * (s < 0 ? -s : s);
-        }
-        spans += span;
+        spans += ep_input_span(d, j);
     }
     if (nm < 1 || nm > 2 || l3 <= 0 || 2 * spans * es <= l3)
         return EP_STREAMS_NONE;
@@ -715,14 +721,7 @@ static int ep_copies_stream(const ep_nest_desc_t *d, int es)
     ep_dim_t l1 = 0, l2 = 0, l3 = 0;
     ep_cache_sizes(&l1, &l2, &l3);
     double spans = 0;
-    for (int j = 0; j < d->nin; j++) {
-        double span = 1;
-        for (int x = 0; x < d->ndim; x++) {
-            ep_inc_t s = d->stride[j][x];
-            span += (double)(d->extent[x] - 1) * (double)(s < 0 ? -s : s);
-        }
-        spans += span;
-    }
+    for (int j = 0; j < d->nin; j++) spans += (double)ep_input_span(d, j);
     return spans * es > (double)(l3 > 0 ? l3 : 32 << 20) / 4;
 }
 
