@@ -167,7 +167,7 @@ cdef object _schedule_dict(const ep_schedule_t *s, int dtype):
     'measuring' while it still times both."""
     cdef int now = ep_b_way_now(s, dtype)
     return dict(path=("empty", "gemm", "gemv", "smm")[<int>s.path], threads=s.nthreads,
-                loop=("none", "batch", "m", "n")[<int>s.loop],
+                loop=("none", "batch", "m", "n", "k")[<int>s.loop],
                 mr=s.bk.mr, nr=s.bk.nr, mc=s.bk.mc, kc=s.bk.kc, nc=s.bk.nc,
                 direct_b=now == EP_B_IN_PLACE,
                 b_measured=_B_WAYS[now] if s.direct_b == EP_B_MEASURED else None,
@@ -327,7 +327,7 @@ cdef class GemmCall:
     def schedule(self, int nthreads=0, bint b_prepacked=False):
         """What ep_gemm will do with this descriptor (the very decision it
         runs): path ('gemm', 'gemv', 'smm', 'empty'), threads, the loop they
-        share out ('none', 'batch', 'm', 'n'), effective blocking, and whether
+        share out ('none', 'batch', 'm', 'n', 'k'), effective blocking, and whether
         B is read in place."""
         cdef ep_gemm_desc_t d = self.d
         cdef ep_schedule_t s

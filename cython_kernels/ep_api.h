@@ -66,8 +66,10 @@ enum { EP_B_BY_PANEL_REAL = 8 };
 // with another thread count is scheduled again.
 typedef enum { EP_PATH_EMPTY = 0, EP_PATH_GEMM = 1, EP_PATH_GEMV = 2,
                EP_PATH_SMM = 3 } ep_path_t;
+// (EP_LOOP_K: blocks of k, each thread's partial sums added in thread
+// order -- the GEMV path's few rows against a few columns, ep_gemv.c)
 typedef enum { EP_LOOP_NONE = 0, EP_LOOP_BATCH = 1, EP_LOOP_M = 2,
-               EP_LOOP_N = 3 } ep_loop_t;
+               EP_LOOP_N = 3, EP_LOOP_K = 4 } ep_loop_t;
 typedef struct { int mr, nr; ep_dim_t mc, kc, nc; } ep_blocking_t;
 // How the packed path takes B: packed, read in place, or whichever of the
 // two this process measures faster for calls of its kind (ep_schedule.c)

@@ -61,20 +61,50 @@ static void ep_gemv_cols_at(const ep_gemm_desc_t *d, const ep_ukr_set_t *u, ep_d
 {
     if (d->dtype == EP_FLOAT32)
         ep_sgemv_cols(u, d->g, (const float *)d->a + oa, (const float *)d->b + ob,
-                      (float *)d->c + oc, N, j_begin, j_end, (float)d->alpha, (float)d->beta);
+                      (float *)d->c + oc, N, j_begin, j_end, (float)d->alpha, (float)d->beta,
+                      d->cplx);
     else
         ep_dgemv_cols(u, d->g, (const double *)d->a + oa, (const double *)d->b + ob,
-                      (double *)d->c + oc, N, j_begin, j_end, d->alpha, d->beta);
+                      (double *)d->c + oc, N, j_begin, j_end, d->alpha, d->beta, d->cplx);
 }
 
 static void ep_gemv_range(const ep_gemm_desc_t *d, const ep_ukr_set_t *u, ep_dim_t M,
                           ep_dim_t N, ep_inc_t oa, ep_inc_t ob, ep_inc_t oc, ep_dim_t j0,
                           ep_dim_t j1)
 {
-    if (N > 1 && M > 1)
+    if (d->cplx || (N > 1 && M > 1))
         ep_gemv_cols_at(d, u, N, oa, ob, oc, j0, j1);
     else
         ep_gemv_at(d, u, N == 1, oa, ob, oc, j0, j1);
+}
+
+// gemv_cols over all of m with k shared out (EP_LOOP_K), batch by batch
+static void ep_gemv_cols_by_k(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
+                              const ep_schedule_t *s)
+{
+    // each thread's sums, on its stack, for the first to add
+    void *part[EP_MAX_THREADS];
+    ep_team_map_t *team = ep_team_prepare(s->nthreads);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(s->nthreads)
+#endif
+    {
+        int tid, ntr;
+        ep_team(&tid, &ntr, team);
+        for (ep_dim_t bi = 0; bi < s->NB; bi++) {
+            ep_inc_t oa, ob, oc;
+            ep_batch_offsets(&d->g->batch, bi, &oa, &ob, &oc);
+            if (d->dtype == EP_FLOAT32)
+                ep_sgemv_cols_by_k(u, d->g, (const float *)d->a + oa,
+                                   (const float *)d->b + ob, (float *)d->c + oc, s->M, s->N,
+                                   (float)d->alpha, (float)d->beta, d->cplx, tid, ntr,
+                                   (float (**)[4])part);
+            else
+                ep_dgemv_cols_by_k(u, d->g, (const double *)d->a + oa,
+                                   (const double *)d->b + ob, (double *)d->c + oc, s->M, s->N,
+                                   d->alpha, d->beta, d->cplx, tid, ntr, (double (**)[4])part);
+        }
+    }
 }
 
 void ep_gemv_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
@@ -82,8 +112,13 @@ void ep_gemv_run(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 {
     ep_dim_t M = s->M, N = s->N, NB = s->NB;
     int nt = s->nthreads, by_batch = s->loop == EP_LOOP_BATCH;
-    // the output's rows: m unless m == 1
-    ep_dim_t J = N == 1 || M > 1 ? M : N;
+    if (nt > 1 && s->loop == EP_LOOP_K) {
+        ep_gemv_cols_by_k(d, u, s);
+        return;
+    }
+    // the output's rows: m unless m == 1 on the real GEMV (gemv_cols, which
+    // takes the complex calls, runs A's rows)
+    ep_dim_t J = d->cplx || N == 1 || M > 1 ? M : N;
     if (nt == 1) {
         for (ep_dim_t bi = 0; bi < NB; bi++) {
             ep_inc_t oa, ob, oc;

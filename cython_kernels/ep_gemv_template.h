@@ -90,49 +90,139 @@ static void EP_PFX(gemv)(const ep_ukr_set_t *u, const ep_group_t *jg,
 // EP_GEMV_MAX_COLS columns, j in [j_begin, j_end) of the m group: a GEMM
 // of a few columns whose A rows run along k at unit stride (the schedule's
 // condition).  Each row of A is read once, in place, and dotted with B's N
-// columns, gathered EP_GEMV_COLS_KB values of k at a time into rows of xb
-// (in L1): packed, all of A would be copied into panels for one tile of N
-// columns padded to NR.  The schedule sends here only a k group of one
-// axis at unit stride in A, so each block of a row is one run.
+// columns EP_GEMV_COLS_KB values of k at a time: read in place when they
+// run at unit stride along k, else gathered into rows of xb (in L1).
+// Packed, all of A would be copied into panels for one tile of N columns
+// padded to NR.  The schedule sends here only a k group of one axis, at
+// unit stride in A, so each block of a row is one run.
+//
+// A complex GEMM (cplx: the 1m groups of ep_api.h, N real columns of up to
+// EP_GEMV_MAX_COLS / 2 complex ones, k of one complex axis contiguous in A)
+// runs as the real one of A's rows as reals against B's columns gathered
+// as real pairs of rows: C_re += a_re re - a_im im, C_im += a_re im + a_im
+// re (the rows 1m packs B into, ep_pack_template.h).
+//
+// gemv_cols_sum adds the sums of rows [j0, j0 + jb) over k in [p_begin,
+// p_end) into acc; gemv_cols_store writes them to C.
+static void EP_PFX(gemv_cols_sum)(const ep_ukr_set_t *u, const ep_groups_t *g, const T *a,
+                                  const T *b, ep_dim_t N, ep_dim_t j0, ep_dim_t jb,
+                                  ep_dim_t p_begin, ep_dim_t p_end, int cplx, T (*acc)[4])
+{
+    // k and kmax in A's elements along the run: complex ones take two reals
+    const int ce = cplx ? 2 : 1;
+    const ep_dim_t kmax = EP_GEMV_COLS_KB / ce;
+    ep_inc_t sa = g->k.stride[EP_K_A][0], sb = g->k.stride[EP_K_B][0];
+    ep_inc_t noff_b[EP_GEMV_MAX_COLS], joff_a[EP_GEMV_JB];
+    ep_scatter(&g->n, EP_N_B, 0, N, noff_b);
+    ep_scatter(&g->m, EP_M_A, j0, jb, joff_a);
+    // the signs of the gathered parts (the rows of pack_b_1m)
+    const T sga = (cplx & EP_CPLX_CONJ_A) ? (T)-1 : (T)1;
+    const T sgb = (cplx & EP_CPLX_CONJ_B) ? (T)-1 : (T)1;
+    const T im_re = -sga * sgb, re_im = sgb;
+    // rows of B between a gathered one and the one prefetched (~1 KiB on)
+    ep_inc_t row_bytes = (sb < 0 ? -sb : sb) * (ep_inc_t)sizeof(T);
+    ep_dim_t ahead = row_bytes >= 128 ? 8 : 1024 / (row_bytes ? row_bytes : 1);
+    T xb[4][EP_GEMV_COLS_KB];
+    const T *x[4];
+    for (ep_dim_t p0 = p_begin; p0 < p_end; p0 += kmax) {
+        ep_dim_t kb = p_end - p0 < kmax ? p_end - p0 : kmax;
+        const T *bk = b + p0 * sb;
+        // B's rows along k, in order, the one `ahead` on asked for: the
+        // gather's loads are the first touch of B (from memory)
+        const T *pf = bk + ahead * sb + noff_b[0];
+        if (cplx) {
+            for (ep_dim_t p = 0; p < kb; p++) {
+                if (p + ahead < p_end - p0) __builtin_prefetch(pf + p * sb, 0, 0);
+                for (ep_dim_t q = 0; q < N; q += 2) {
+                    const T *e = bk + p * sb + noff_b[q];
+                    T re = e[0], im = e[1];
+                    xb[q][2 * p] = re;
+                    xb[q][2 * p + 1] = im_re * im;
+                    xb[q + 1][2 * p] = re_im * im;
+                    xb[q + 1][2 * p + 1] = sga * re;
+                }
+            }
+            for (ep_dim_t q = 0; q < N; q++) x[q] = xb[q];
+        } else if (sb == 1) {
+            for (ep_dim_t q = 0; q < N; q++) x[q] = bk + noff_b[q];
+        } else {
+            for (ep_dim_t p = 0; p < kb; p++) {
+                if (p + ahead < p_end - p0) __builtin_prefetch(pf + p * sb, 0, 0);
+                for (ep_dim_t q = 0; q < N; q++) xb[q][p] = bk[p * sb + noff_b[q]];
+            }
+            for (ep_dim_t q = 0; q < N; q++) x[q] = xb[q];
+        }
+        // the columns past N repeat the first: their sums are dropped
+        for (ep_dim_t q = N; q < 4; q++) x[q] = x[0];
+        const T *ak = a + p0 * sa;
+        size_t run = (size_t)(kb * ce) * sizeof(T);
+        for (ep_dim_t j = 0; j < jb; j++) {
+            // the next row's run, a page or two from this one, asked for
+            // now: the hardware's streams stop at each page
+            if (j + 1 < jb) ep_prefetch_run(ak + joff_a[j + 1], run);
+            u->DOT4(kb * ce, ak + joff_a[j], x[0], x[1], x[2], x[3], acc[j]);
+        }
+    }
+}
+
+// C's rows [j0, j0 + jb) from their sums
+static void EP_PFX(gemv_cols_store)(const ep_groups_t *g, T *c, ep_dim_t N, ep_dim_t j0,
+                                    ep_dim_t jb, T (*acc)[4], T alpha, T beta)
+{
+    ep_inc_t noff_c[EP_GEMV_MAX_COLS], joff_c[EP_GEMV_JB];
+    ep_scatter(&g->n, EP_N_C, 0, N, noff_c);
+    ep_scatter(&g->m, EP_M_C, j0, jb, joff_c);
+    for (ep_dim_t j = 0; j < jb; j++)
+        for (ep_dim_t q = 0; q < N; q++) {
+            T *e = c + joff_c[j] + noff_c[q];
+            *e = beta == 0 ? alpha * acc[j][q] : alpha * acc[j][q] + beta * *e;
+        }
+}
+
 static void EP_PFX(gemv_cols)(const ep_ukr_set_t *u, const ep_groups_t *g, const T *a,
                               const T *b, T *c, ep_dim_t N, ep_dim_t j_begin, ep_dim_t j_end,
-                              T alpha, T beta)
+                              T alpha, T beta, int cplx)
 {
-    ep_dim_t K = 1;
-    for (int i = 0; i < g->k.ndim; i++) K *= g->k.extent[i];
-    ep_inc_t noff_b[EP_GEMV_MAX_COLS], noff_c[EP_GEMV_MAX_COLS];
-    ep_scatter(&g->n, EP_N_B, 0, N, noff_b);
-    ep_scatter(&g->n, EP_N_C, 0, N, noff_c);
-    ep_inc_t joff_a[EP_GEMV_JB], joff_c[EP_GEMV_JB], koff_b[EP_GEMV_COLS_KB];
-    T acc[EP_GEMV_JB][4], xb[4][EP_GEMV_COLS_KB];
-    // the columns past N repeat the first: their sums are dropped
-    const T *x1 = xb[N > 1 ? 1 : 0], *x2 = xb[N > 2 ? 2 : 0], *x3 = xb[N > 3 ? 3 : 0];
+    T acc[EP_GEMV_JB][4];
     for (ep_dim_t j0 = j_begin; j0 < j_end; j0 += EP_GEMV_JB) {
         ep_dim_t jb = j_end - j0 < EP_GEMV_JB ? j_end - j0 : EP_GEMV_JB;
-        ep_scatter(&g->m, EP_M_A, j0, jb, joff_a);
-        ep_scatter(&g->m, EP_M_C, j0, jb, joff_c);
         for (ep_dim_t j = 0; j < jb; j++)
             acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0;
-        for (ep_dim_t p0 = 0; p0 < K; p0 += EP_GEMV_COLS_KB) {
-            ep_dim_t kb = K - p0 < EP_GEMV_COLS_KB ? K - p0 : EP_GEMV_COLS_KB;
-            ep_scatter(&g->k, EP_K_B, p0, kb, koff_b);
-            for (ep_dim_t p = 0; p < kb; p++)
-                for (ep_dim_t q = 0; q < N; q++) xb[q][p] = b[koff_b[p] + noff_b[q]];
-            const T *ak = a + p0 * g->k.stride[EP_K_A][0];
-            for (ep_dim_t j = 0; j < jb; j++) {
-                // the next row's run, a page or two from this one, asked for
-                // now: the hardware's streams stop at each page
-                if (j + 1 < jb)
-                    ep_prefetch_run(ak + joff_a[j + 1], (size_t)kb * sizeof(T));
-                u->DOT4(kb, ak + joff_a[j], xb[0], x1, x2, x3, acc[j]);
-            }
-        }
-        for (ep_dim_t j = 0; j < jb; j++)
-            for (ep_dim_t q = 0; q < N; q++) {
-                T *e = c + joff_c[j] + noff_c[q];
-                *e = beta == 0 ? alpha * acc[j][q] : alpha * acc[j][q] + beta * *e;
-            }
+        EP_PFX(gemv_cols_sum)(u, g, a, b, N, j0, jb, 0, g->k.extent[0], cplx, acc);
+        EP_PFX(gemv_cols_store)(g, c, N, j0, jb, acc, alpha, beta);
     }
+}
+
+// The same for all of m (at most EP_GEMV_JB rows) with k shared out: each
+// thread sums whole blocks of k of its share into its own sums, which the
+// first thread adds in thread order (equal bits for equal thread counts).
+// For the GEMMs of a few rows and a long k, where rows are too few to
+// share (two threads read from memory faster than one).
+static void EP_PFX(gemv_cols_by_k)(const ep_ukr_set_t *u, const ep_groups_t *g, const T *a,
+                                   const T *b, T *c, ep_dim_t M, ep_dim_t N, T alpha, T beta,
+                                   int cplx, int tid, int ntr, T (**part)[4])
+{
+    T acc[EP_GEMV_JB][4];
+    const ep_dim_t K = g->k.extent[0], kmax = EP_GEMV_COLS_KB / (cplx ? 2 : 1);
+    const ep_dim_t nblk = (K + kmax - 1) / kmax;
+    ep_dim_t p0 = nblk * tid / ntr * kmax, p1 = nblk * (tid + 1) / ntr * kmax;
+    if (p1 > K) p1 = K;
+    for (ep_dim_t j = 0; j < M; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0;
+    if (p0 < p1) EP_PFX(gemv_cols_sum)(u, g, a, b, N, 0, M, p0, p1, cplx, acc);
+    part[tid] = acc;
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+    if (tid == 0) {
+        for (int t = 1; t < ntr; t++)
+            for (ep_dim_t j = 0; j < M; j++)
+                for (int q = 0; q < 4; q++) acc[j][q] += part[t][j][q];
+        EP_PFX(gemv_cols_store)(g, c, N, 0, M, acc, alpha, beta);
+    }
+    // the other threads' sums live on their stacks until the first has read them
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
 }
 
 #undef EP_KOFF

@@ -37,6 +37,10 @@
 // (199568,4) f32: 3.7-4.1 ms packed, 1.7-1.8 ms here, numpy 1.6-1.8).
 #define EP_GEMV_COLS_MIN_K 16385
 
+// The GEMV path's few rows share k among threads (EP_LOOP_K) when each
+// thread reads at least this many bytes of A and B.
+#define EP_GEMV_BY_K_BYTES (256.0 * 1024)
+
 // A packed GEMM of fewer flops than this runs whole per thread whenever the
 // batches are at least as many as the threads: splitting it leaves each
 // thread a few micro-panels between barriers (no recorded measurement:
@@ -361,6 +365,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     }
     double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
     // Threads: none for small work (a fork/join costs more than it saves)
+    int nt_asked = nt;
     if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
     // 1m (complex) needs B's packing: the packed path only
     int gemv_ok = K > 0 && !packed_only && !d->b_packed && !d->cplx;
@@ -368,7 +373,18 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         ep_schedule_gemv(s, nt, NB, flops);
         return;
     }
-    if (!packed_only && ep_smm_fits(d, u, M, N, K)) {
+    // A's rows, unit-stride along one k axis, against 2 .. EP_GEMV_MAX_COLS
+    // columns of B the smm kernel does not take: dots on the GEMV path, A
+    // read once in place (an output slice of EP_GEMV_JB rows a thread).
+    // Complex, before smm (whose 1m panels copy A and B for a few columns):
+    // one complex k axis contiguous in A, the 1m groups' (re, im) axis after
+    // it, up to EP_GEMV_MAX_COLS / 2 complex columns.
+    int cols_ok = K > 0 && !packed_only && !d->b_packed && N <= EP_GEMV_MAX_COLS;
+    int cols_1m = cols_ok && d->cplx && d->g->k.ndim == 2 &&
+                  d->g->k.stride[EP_K_A][0] == 2 && K / 2 >= EP_GEMV_COLS_MIN_K;
+    int cols_real = cols_ok && !d->cplx && M > 1 && K >= EP_GEMV_COLS_MIN_K &&
+                    d->g->k.ndim == 1 && d->g->k.stride[EP_K_A][0] == 1;
+    if (!cols_1m && !packed_only && ep_smm_fits(d, u, M, N, K)) {
         // threads over batches when there are enough, else over rows
         s->path = EP_PATH_SMM;
         s->loop = nt > 1 && NB >= nt ? EP_LOOP_BATCH
@@ -376,13 +392,24 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         s->nthreads = s->loop == EP_LOOP_NONE ? 1 : nt;
         return;
     }
-    // A's rows, unit-stride along one k axis, against 2 .. EP_GEMV_MAX_COLS
-    // columns of B the smm kernel does not take: dots on the GEMV path, A
-    // read once in place (an output slice of EP_GEMV_JB rows a thread)
-    if (gemv_ok && M > 1 && N <= EP_GEMV_MAX_COLS && K >= EP_GEMV_COLS_MIN_K &&
-        d->g->k.ndim == 1 && d->g->k.stride[EP_K_A][0] == 1) {
-        if (NB < nt && (M + EP_GEMV_JB - 1) / EP_GEMV_JB < nt) nt = 1;
+    if (cols_1m || cols_real) {
         ep_schedule_gemv(s, nt, NB, flops);
+        // rows too few to share (one block) and batches fewer than the
+        // threads: the threads share k instead, each a run of blocks of
+        // EP_GEMV_COLS_KB at least EP_GEMV_COLS_MIN_K long
+        // and EP_GEMV_BY_K_BYTES of A and B (the flops alone undersell
+        // this memory-bound work)
+        if (nt_asked > 1 && NB < nt_asked && M <= EP_GEMV_JB) {
+            double bytes = (double)(M + N) * (double)K * (d->dtype == EP_FLOAT32 ? 4 : 8);
+            ep_dim_t by_k = K / (d->cplx ? 2 : 1) / EP_GEMV_COLS_MIN_K;
+            double by_bytes = bytes / EP_GEMV_BY_K_BYTES;
+            if ((double)by_k > by_bytes) by_k = (ep_dim_t)by_bytes;
+            s->nthreads = by_k < nt_asked ? (by_k > 1 ? (int)by_k : 1) : nt_asked;
+            s->loop = s->nthreads > 1 ? EP_LOOP_K : EP_LOOP_NONE;
+        } else if (nt > 1 && NB < nt && (M + EP_GEMV_JB - 1) / EP_GEMV_JB < nt) {
+            s->nthreads = 1;
+            s->loop = EP_LOOP_NONE;
+        }
         return;
     }
     s->path = EP_PATH_GEMM;

@@ -42,6 +42,7 @@ cdef extern from "ep_api.h" nogil:
         EP_LOOP_BATCH
         EP_LOOP_M
         EP_LOOP_N
+        EP_LOOP_K
     enum:
         EP_B_PACKED
         EP_B_IN_PLACE

@@ -54,6 +54,7 @@ class ParallelLoop(enum.Enum):
     BATCH = "batch"    # whole GEMMs per thread
     M = "m"            # MC blocks of m (the ic loop)
     N = "n"            # NR panels of n (the jr loop)
+    K = "k"            # blocks of k, partial sums added in thread order (GEMV path)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from .options import Options
 from .orient import choose_kernel, numpy_k_order, orient_step, out_eff_labels, unit_label
 from .path import ITERATION_SLACK, candidate_paths, check_explicit as check_explicit_path
 from .path import iterations as path_iterations, pairwise_path
-from .plan import (OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, NestStep, Plan,
+from .plan import (OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, KernelPath, NestStep, Plan,
                    ReduceStep)
 from .roles import assign_roles, diagonal_view, presum_labels
 from .single_operand import is_pure_view, single_operand_plan
@@ -181,10 +181,12 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 if engine == "gemm" and gemm.fallback is None:
                     return _with_why(gemm, why)
                 return replace(plan, steps=(replace(plan.steps[0], why=_notes(why, laid)),))
-            if thin and _short_complex_rows(plan.steps[0], dtype):
+            if thin and dtype in _COMPLEX:
                 gemm = _build_plan(spec, infos, options, out_info, gemm_only=True)
-                if gemm.fallback is None:
+                if gemm.fallback is None and _short_complex_rows(plan.steps[0], dtype):
                     return _with_why(gemm, SHORT_COMPLEX_ROWS_WHY)
+                if gemm.fallback is None and _complex_gemv_cols(gemm):
+                    return _with_why(gemm, COMPLEX_GEMV_COLS_WHY)
             return _relayout_or(plan, b, views, dtype, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
         tiles = _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype,
@@ -210,6 +212,25 @@ def _short_complex_rows(step, dtype) -> bool:
         return False
     real = _COMPLEX[dtype].itemsize
     return step.loops[-1].extent < vector_lanes(real) // 2
+
+
+COMPLEX_GEMV_COLS_WHY = ("gemm: the GEMV path's dots of A's rows, read once in place, against "
+                         "B's few complex columns gathered as real rows (the nest's tiles "
+                         "gather across rows of A)")
+
+
+def _complex_gemv_cols(gemm) -> bool:
+    """A complex plan of one 1m step the C core runs on the GEMV path (A's
+    rows contiguous along a long k, against one or two columns of B): A is
+    read once, in place, and B's block gathered into L1 -- the bandwidth's
+    work, where the nest's register tiles gather along m of two or three
+    rows far apart (1 thread, Zen 3, 'ijk,jkl->il' (2,241,2972) x
+    (241,2972,2), ms, nest / GEMV path / numpy: c64 9.2 / 2.9 / 3.9)."""
+    if len(gemm.steps) != 1 or not isinstance(gemm.steps[0], GemmStep):
+        return False
+    st = gemm.steps[0]
+    return (st.complex_mode == "1m" and st.kernel is not None
+            and st.kernel.path == KernelPath.GEMV)
 
 
 CPX_PRICED_ROW_VECTORS = 8   # shortest complex row, in vectors, priced against 1m

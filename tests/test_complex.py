@@ -209,6 +209,66 @@ def test_1m_smm_path_layouts_threads_conj(isa, restore, dt):
 
 
 @pytest.mark.parametrize("dt", CDTYPES)
+def test_1m_gemv_path_of_a_few_columns(isa, restore, dt):
+    """A complex GEMM of one or two columns, A's rows contiguous along a k of
+    16385 or more, runs on the GEMV path: A's rows as reals dotted with B's
+    columns gathered as 1m's real rows (re, -im / im, re), for B in every
+    layout, A's rows reversed, conj_a / conj_b, alpha / beta, two blocks of
+    256 rows.  Rows of one block at two threads share k (partial sums added
+    in thread order: the same bits call after call); more rows share out by
+    blocks, bitwise equal to one thread.  Three columns, or A strided along
+    k, take other paths."""
+    for M, N, Kx in [(2, 2, 40000), (5, 1, 17000), (300, 2, 16500), (3, 3, 20000)]:
+        A0 = crand((M, Kx), dt, M)
+        B0 = crand((Kx, N), dt, N)
+        for name, A, B in [("row", A0, B0), ("Bcol", A0[::-1], np.asfortranarray(B0)),
+                           ("Bneg", A0, crand((Kx, 2 * N), dt, 3)[::-1, ::-2]),
+                           ("Astrided", crand((M, 2 * Kx), dt, 4)[:, ::2], B0)]:
+            C = np.empty((M, N), dt)
+            groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
+            gemv = N <= 2 and A.strides[1] == A.itemsize
+            for ca, cb in [(False, False), (True, False), (False, True)]:
+                call = K.GemmCall(dt, *groups, conj_a=ca, conj_b=cb)
+                sched = call.schedule(nthreads=2)
+                assert (sched["path"] == "gemv") == gemv, (name, M, N, sched)
+                by_k = gemv and M <= 256 and Kx >= 2 * 16385
+                if gemv:
+                    loop = "k" if by_k else "n" if M > 256 else "none"
+                    assert sched["loop"] == loop, (name, M, sched)
+                    assert sched["threads"] == (1 if loop == "none" else 2)
+                a = (A.conj() if ca else A).astype(np.complex128)
+                ref = a @ (B.conj() if cb else B).astype(np.complex128)
+                res = []
+                for nt in (1, 2, 2):
+                    C[...] = np.nan                 # beta == 0 never reads C
+                    call(A, B, C, nthreads=nt)
+                    close(C, ref, dt, Kx)
+                    res.append(C.copy())
+                    C0 = crand(C.shape, dt, 9)
+                    C[...] = C0
+                    call(A, B, C, alpha=0.5, beta=-2.0, nthreads=nt)
+                    close(C, 0.5 * ref - 2.0 * C0, dt, Kx)
+                assert np.array_equal(res[1], res[2]), (name, ca, cb)
+                if not by_k:
+                    assert np.array_equal(res[0], res[1]), (name, ca, cb)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_einsum_complex_few_columns_long_k_take_the_gemv_path(dt):
+    """'ijk,jkl->il' of m = n = 2 and k = 716252: planned on the GEMM engine's
+    GEMV path (the nest's register tiles would gather along m), named so by
+    explain, and equal to numpy."""
+    a, b = crand((2, 241, 2972), dt, 0), crand((241, 2972, 2), dt, 1)
+    (step,) = plan_for("ijk,jkl->il", a, b).steps
+    assert step.engine == "gemm" and step.complex_mode == "1m"
+    assert step.kernel.path.value == "gemv"
+    text = str(einplan.explain("ijk,jkl->il", a, b))
+    assert "two real rows per complex column" in text
+    ref = np.einsum("ijk,jkl->il", a.astype(np.complex128), b.astype(np.complex128))
+    close(einplan.einsum("ijk,jkl->il", a, b), ref, dt, 716252)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
 def test_1m_b_packed_by_panel_for_few_rows(isa, restore, dt):
     """Few rows (all of m in one MC block): each NR panel of B is packed right
     before its A panels meet it.  Same packed values and k order as the

@@ -453,11 +453,15 @@ def test_gemv_path(restore_threads, isa, dtype, orient, layout):
 def test_gemv_path_of_a_few_columns(restore_threads, isa, dtype):
     """A's rows contiguous along one k axis against 2 to 4 columns of B, k
     past 16384 (the nest's dots take shorter rows): the GEMV path dots each row of A, read once in place,
-    with B's columns gathered 1024 values of k at a time (ep_gemv.h): B
-    strided, reversed or column-major (past L1: the smm kernel takes B
-    in L1, or rows of B at unit stride); A's rows from two axes, reversed;
-    k a multiple of the block and not; over two output blocks of 256 rows;
-    alpha and beta.  Five columns, or k strided in A, take other paths."""
+    with B's columns 1024 values of k at a time (ep_gemv.h), gathered when
+    B is strided, reversed or column-major, read in place when they run
+    along k at unit stride ("T"; past L1: the smm kernel takes B in L1, or
+    rows of B at unit stride); A's rows from two axes, reversed; k a
+    multiple of the block and not; over two output blocks of 256 rows;
+    alpha and beta.  Rows of one block and k of two threads' share at two
+    threads share k (partial sums in thread order: the same bits call after
+    call), else 1 and 2 threads are bitwise equal.  Five columns, or k
+    strided in A, take other paths."""
     prev = K.isa()
     K.set_isa(isa)
     try:
@@ -465,14 +469,19 @@ def test_gemv_path_of_a_few_columns(restore_threads, isa, dtype):
         # stride rows of B, or B in L1)
         for M, N, Kx, lay in [(24, 4, 17409, "slice"), (3, 2, 20000, "slice"),
                               (257, 3, 16385, "F"), (40, 4, 17408, "neg"), (5, 5, 17000, "C"),
-                              (30, 4, 16384, "slice")]:
+                              (30, 4, 16384, "slice"), (6, 3, 20001, "T"), (4, 2, 40000, "T"),
+                              (3, 4, 50000, "neg")]:
             A = rand((M, Kx), dtype, M + Kx)
             B = rand((Kx, 2 * N), dtype, N)
             B = {"slice": B[:, ::2], "C": B[:, :N], "F": np.asfortranarray(B[:, :N]),
-                 "neg": B[::-1, N - 1::-1]}[lay]
+                 "neg": B[::-1, N - 1::-1], "T": rand((N, Kx), dtype, N).T}[lay]
             alpha, beta = ALPHA_BETA[(M + Kx) % len(ALPHA_BETA)]
+            by_k = N <= 4 and M <= 256 and Kx >= 2 * 16385
+            sched = _native.prepare_gemm(dtype, *describe(A, "mk", B, "kn", A[:, :N], "mn",
+                                                          "m", "n", "k")).schedule(2)
+            assert (sched["loop"] == "k") == by_k, (M, N, Kx, sched)
             res = []
-            for nt in (1, 2):
+            for nt in (1, 2, 2):
                 einplan.set_num_threads(nt)
                 C, big = embed((M, N), dtype, SENTINEL, kind="strided")
                 c_init = rand((M, N), dtype, 5)
@@ -487,7 +496,9 @@ def test_gemv_path_of_a_few_columns(restore_threads, isa, dtype):
                 assert_close(C, ref, mag, Kx, dtype)
                 assert (big[outside_mask(C, big)] == SENTINEL).all()
                 res.append(C.copy())
-            assert np.array_equal(res[0], res[1]), f"M={M}: 1 and 2 threads differ"
+            assert np.array_equal(res[1], res[2]), f"M={M}: two calls at 2 threads differ"
+            if not by_k:
+                assert np.array_equal(res[0], res[1]), f"M={M}: 1 and 2 threads differ"
         # m from two axes, one reversed: 'abk,kn->abn'
         A = rand((3, 7, 16400), dtype, 9)[:, ::-1]
         B = rand((16400, 6), dtype, 10)[:, ::2]

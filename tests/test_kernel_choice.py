@@ -71,6 +71,10 @@ def test_enums_name_the_c_values():
         s = call.schedule(nt)
         seen_paths.add(KernelPath(s["path"]))
         seen_loops.add(ParallelLoop(s["loop"]))
+    # three rows of A against two columns of B running along k: threads share k
+    k = 50000
+    s = _native.prepare_gemm(np.float32, [(3, k, 2)], [(2, k, 1)], [(k, 1, 1)], []).schedule(2)
+    seen_loops.add(ParallelLoop(s["loop"]))
     assert {KernelPath.EMPTY, KernelPath.GEMM, KernelPath.GEMV} <= seen_paths
     assert seen_loops == set(ParallelLoop)
 

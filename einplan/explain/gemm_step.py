@@ -26,12 +26,28 @@ _NO_PACK = {
     KernelPath.SMM: ("not packed (small in-place path)",
                      _SMM_PATH.format(reads="A, B and C are read in place")),
 }
-# the GEMV path with n of 2 to 4 (ep_gemv.c's gemv_cols)
-_GEMV_COLS = (
-    "gathered a block of k at a time into its n rows (in L1)",
-    "gemv: n is 2 to 4, so each row of A is read once in place and dotted with B's n "
-    "columns, gathered a block of k at a time; packed, all of A would be copied for one "
-    "tile of n columns padded to NR")
+# the GEMV path with n of 2 to 4 (ep_gemv.c's gemv_cols): B's block of k
+# read in place, gathered, or (complex) gathered as 1m's real rows
+_GEMV_COLS_B = {
+    "in place": "read in place a block of k at a time (its columns run along k at unit stride)",
+    "gathered": "gathered a block of k at a time into its n rows (in L1)",
+    "complex": ("gathered a block of k at a time into two real rows per complex column "
+                "(re, -im / im, re: the rows 1m packs), in L1"),
+}
+_GEMV_COLS_PATH = (
+    "gemv: n is {n}, so each row of A is read once in place and dotted with B's n "
+    "columns a block of k at a time; packed, all of A would be copied for one tile of n "
+    "columns padded to NR")
+
+
+def _gemv_cols(step):
+    """(how B is read, the path's text) of a step on the GEMV path's columns."""
+    if step.complex_mode:
+        return _GEMV_COLS_B["complex"], _GEMV_COLS_PATH.format(n="1 or 2 (complex)")
+    unit = len(step.k.axes) == 1 and step.k.axes[0].strides[1] == 1
+    return _GEMV_COLS_B["in place" if unit else "gathered"], _GEMV_COLS_PATH.format(n="2 to 4")
+
+
 # smm with B's n not unit-stride ('bik,bjk->bij'): ep_smm.c gathers B
 _SMM_GATHERED = (
     "gathered per GEMM into k rows of n (its n is not unit-stride), an L1 / L2-sized buffer",
@@ -47,7 +63,7 @@ def _smm_gathers_b(step) -> bool:
 # the threads' loop by the names of BLIS's loops (ic over MC blocks of m,
 # jr over NR panels of n)
 _LOOP_WORD = {ParallelLoop.NONE: "none", ParallelLoop.BATCH: "batch", ParallelLoop.M: "ic",
-              ParallelLoop.N: "jr"}
+              ParallelLoop.N: "jr", ParallelLoop.K: "k (partial sums added in thread order)"}
 _BLOCK_SCATTER = "block-scatter (gather where offsets are irregular)"
 _SINGLE_STRIDE = "single stride per micro-panel"
 
@@ -221,8 +237,8 @@ def _kernel(ctx, step, sched, pred, nreal, gather_a, gather_b, direct_b) -> Kern
         pack_b, tile = pack_a, (None,) * 5
         if sched.path == KernelPath.SMM and not step.complex_mode and _smm_gathers_b(step):
             pack_b, path = _SMM_GATHERED
-        if sched.path == KernelPath.GEMV and min(sched.M, sched.N) > 1:
-            pack_b, path = _GEMV_COLS
+        if sched.path == KernelPath.GEMV and (step.complex_mode or min(sched.M, sched.N) > 1):
+            pack_b, path = _gemv_cols(step)
     else:
         path, tile = _PACKED_PATH, (sched.mr, sched.nr, sched.mc, sched.kc, sched.nc)
         pack_a = _BLOCK_SCATTER if gather_a else _SINGLE_STRIDE
@@ -256,6 +272,8 @@ def _complex_method(step, path) -> ComplexMethod:
         b_packed = ("B packed per GEMM and block of k (64 KB of it packed) as 2x2 real "
                     "blocks [[re, im], [-im, re]] into a buffer the smm kernel reads from L2"
                     if path == KernelPath.SMM else
+                    "B gathered a block of k at a time as the rows of its 2x2 real blocks "
+                    "[[re, im], [-im, re]]" if path == KernelPath.GEMV else
                     "B packed as 2x2 real blocks [[re, im], [-im, re]]")
         return ComplexMethod("1m", 1, (M, 2 * N, 2 * K), flops, (
             f"complex by the 1m method: one real GEMM of m {M} x n {2 * N} x "

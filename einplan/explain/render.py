@@ -170,7 +170,7 @@ def _gemm_kernel(k):
         lines = [f"  kernel     {k.kind}, {k.isa}, {k.path}; {k.threads} thread(s)" + par
                  + f"; {k.gemms} "
                  + ("small GEMM(s)" if k.path.startswith("smm") else "GEMV(s)")
-                 + ", packed 0 B"]
+                 + ", packed 0 B" + (f"; B {k.pack_b}" if k.pack_b != k.pack_a else "")]
     else:
         lines = [f"  kernel     {k.kind} ({_KIND_TEXT.get(KernelKind(k.kind), '')}), "
                  f"{k.isa}, MR x NR = {k.mr} x {k.nr}, MC/KC/NC = "
