@@ -1556,6 +1556,20 @@ def test_loop_order_keeps_a_large_output_out_of_summed_loops():
                                np.einsum("bij,bjk->bik", A, B), rtol=1e-5)
 
 
+def test_loop_order_takes_far_fewer_calls_for_a_little_more_traffic():
+    """'abc,acb->ab' (942,2,21) f64: rows of 21 along c (strided by 2 in B);
+    with a outside b, 942 calls of the rows kernel of two rows each; with b
+    outside, 2 calls of 942 rows, for 7% more modelled traffic -- the order
+    taken (2.2x faster).  Equal to numpy either way."""
+    A = np.random.default_rng(3).standard_normal((942, 2, 21))
+    B = np.random.default_rng(4).standard_normal((942, 21, 2))
+    (step,) = _plan_for("abc,acb->ab", A, B).steps
+    assert isinstance(step, NestStep)
+    assert [lp.labels for lp in step.loops] == ["b", "a", "c"], step.loops
+    np.testing.assert_allclose(einplan.einsum("abc,acb->ab", A, B),
+                               np.einsum("abc,acb->ab", A, B), rtol=1e-12, atol=1e-12)
+
+
 def test_loops_walked_as_one_are_merged_whatever_their_order():
     """'abcd->cbd' with the output allocated in the input's memory order: b,
     c and d are one contiguous run of both, though the subscripts and the
