@@ -309,6 +309,9 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
 // 'bij,jk->bik' (77,1,512) x (512,1536) complex64: B's packing was 25% of
 // the profile.
 #define EP_B_BY_PANEL_L2 0.75
+// At most this many MR panels of A take a B of several KC blocks, read
+// along n, a panel at a time (below, ep_schedule)
+#define EP_BY_PANEL_MR_PANELS 4
 static void ep_schedule_b_by_panel(ep_schedule_t *s, ep_dim_t M, size_t es)
 {
     ep_dim_t rows = (M + s->bk.mr - 1) / s->bk.mr * s->bk.mr;
@@ -481,11 +484,23 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     // always packed in one KC block: its NC panel of several MB went out to
     // L3 or memory and back for the one MC block ('ij,jk->ik' Zen 3, 1
     // thread, whole / by panel: (64, 64) x (64, 38450) f64 0.84x / 1.18x
-    // numpy, f32 1.09x / 1.48x; (20, 300) x (300, 20000) f32 0.80x / 1.31x);
-    // with more KC blocks it ran as fast or 4-8% slower ((32, 1024) x
-    // (1024, 1024), (77, 512) x (512, 1536)) and stays whole
+    // numpy, f32 1.09x / 1.48x; (20, 300) x (300, 20000) f32 0.80x / 1.31x).
+    // With more KC blocks, so does a B whose panels pack from runs along k
+    // (its k at unit stride), or one met by at most EP_BY_PANEL_MR_PANELS
+    // panels of A: Zen 3, 1 thread, us, whole / by panel: B along k, f64
+    // (24, 899) x (899, 2609) 6665 / 4220, (12, 2000) x (2000, 3000) 12459 /
+    // 8746, (60, 1024) x (1024, 2048) 9112 / 7734; f32 (6, 3000) x (3000,
+    // 3000) 8613 / 4241, (48, 2048) x (2048, 2048) 7261 / 5979.  B along n,
+    // whose panels read KC rows a page or more apart: f64 (24, 899) x (899,
+    // 2609) 6308 / 4445; f32 (24, 1500) x (1500, 3000) 6141 / 4881; with
+    // more panels of A mixed: f64 (60, 1024) x (1024, 2048) 8372 / 9428, f32
+    // (30, 4096) x (4096, 1000) 5022 / 5376, (48, 2048) x (2048, 2048) 6591
+    // / 7394, (36, 1024) x (1024, 4096) 7302 / 6190.
+    int b_along_k = d->g->k.ndim > 0 && d->g->k.stride[EP_K_B][d->g->k.ndim - 1] == 1;
     if (!d->cplx && !packed_only && !d->b_packed && s->loop != EP_LOOP_M &&
-        (s->direct_b == EP_B_MEASURED || (s->direct_b == EP_B_PACKED && K <= s->bk.kc)) &&
+        (s->direct_b == EP_B_MEASURED ||
+         (s->direct_b == EP_B_PACKED &&
+          (K <= s->bk.kc || b_along_k || M <= EP_BY_PANEL_MR_PANELS * s->bk.mr))) &&
         ep_b_past_l2(K, N, d->dtype))
         ep_schedule_b_by_panel(s, M, d->dtype == EP_FLOAT32 ? 4 : 8);
 }

@@ -718,33 +718,51 @@ def test_b_taken_in_place_or_packed_as_measured(isa, restore_threads):
 
 
 def test_b_always_packed_in_one_kc_block_goes_a_panel_at_a_time(isa, restore_threads):
-    """Past the rows that may read B in place, a B past half of L2 in one
-    KC block is packed one NR panel at a time, just before the A panels meet
-    it (all of m in one MC block); with k past one KC block it is packed
-    whole.  Results equal numpy's either way; explain says so without the
-    measured case's 'when packed'."""
+    """Past the rows that may read B in place, a B past half of L2 is packed
+    one NR panel at a time, just before the A panels meet it (all of m in
+    one MC block), when it is one KC block, or its panels pack from runs
+    along k (k at unit stride: F order), or at most four MR panels of A meet
+    it; a B of more KC blocks read along n by more rows is packed whole.
+    Results equal numpy's either way; explain says so without the measured
+    case's 'when packed'."""
     einplan.set_num_threads(1)
     rng = np.random.default_rng(43)
     l2 = _native.kernel_config()["caches"]["l2"] or (1 << 20)
     for dtype in ("float32", "float64"):
+        es = np.dtype(dtype).itemsize
         m, k = 300, 64
-        n = l2 // (k * np.dtype(dtype).itemsize) + 100
-        for kk in (k, 40 * k):
-            A = rng.standard_normal((m, kk)).astype(dtype)
+        n = l2 // (k * es) + 100
+        for mm, kk, lay in [(m, k, "C"), (m, 40 * k, "C"), (None, 40 * k, "C"),
+                            (60, 40 * k, "F"), (60, 40 * k, "C")]:
+            A = rng.standard_normal((mm or 6, kk)).astype(dtype)
             B = rng.standard_normal((kk, n if kk == k else 700)).astype(dtype)
+            planned = einplan.plan("ij,jk->ik", A, B)._plan.steps[0].native.planned()
+            if mm is None:                   # four MR panels of rows
+                A = rng.standard_normal((4 * planned["mr"], kk)).astype(dtype)
+            elif mm != m:
+                A = A[:mm]
+            if lay == "F":
+                B = np.asfortranarray(B)
             plan = einplan.plan("ij,jk->ik", A, B)
             (step,) = plan._plan.steps
             planned = step.native.planned()
-            assert planned["path"] == "gemm" and planned["b_measured"] is None, planned
+            # (rows the kernel set may read B in place for are measured: by
+            # panel when packed)
+            measured = planned["b_measured"] is not None
+            assert planned["path"] == "gemm" and (A.shape[0] < m or not measured), planned
             one_block = kk <= planned["kc"]
             assert one_block == (kk == k), planned
-            assert planned["b_by_panel"] == one_block, (isa, dtype, kk, planned)
+            rows = -(-A.shape[0] // planned["mr"]) * planned["mr"]
+            fits = (rows + planned["nr"]) * planned["kc"] * es <= 0.75 * l2
+            by_panel = fits and (measured or one_block or lay == "F"
+                                 or rows <= 4 * planned["mr"])
+            assert planned["b_by_panel"] == by_panel, (isa, dtype, A.shape, lay, planned)
             np.testing.assert_allclose(plan(A, B), A.astype("f8") @ B.astype("f8"),
                                        rtol=1e-4 if dtype == "float32" else 1e-12,
                                        atol=1e-3 if dtype == "float32" else 1e-9)
             text = str(einplan.explain("ij,jk->ik", A, B))
-            assert ("; one NR panel at a time, just before the A panels meet it" in text) \
-                == one_block, text
+            assert ("one NR panel at a time, just before the A panels meet it" in text) \
+                == by_panel, text
 
 
 def test_b_in_place_pages_apart_runs_short_k_blocks(isa, restore_threads):
