@@ -1414,9 +1414,12 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                 # no row start or tail: the row's share of its vectors
                 per_row = n / lanes * across_vector_ops(n, S.extent, lanes, itemsize)
                 start = 0
-            elif os_ == 0 and ol != 0 and len(moving) == 1:
+            elif os_ == 0 and ol != 0 and len(moving) == 1 and n > 2:
                 # S FMAs per vector (scalar ones in the tail, or one vector
                 # more ending a unit-stride row of at least one), the stores
+                # (a row of two, not run across, is all start: 'bij,bkj->bki'
+                # (17855,296,2) x (17855,2,2) F f64 as 5.3M rows of 2 along
+                # k, 136 ms; the plain nest along b, 21)
                 if abs(ol) == 1 and nv and nt:
                     nv, nt = nv + 1, 0
                 per_row = S.extent * (nv + nt) + (nv if abs(ol) == 1 else SHORT_SCATTER * n)
@@ -1448,10 +1451,13 @@ def _short_edge(loops, itemsize, nin, dtype_complex=False):
                 copy += block * rows / outer.extent   # once per call of the kernel
             if copy is None:
                 continue
-            # the memory side: the order's cache-line traffic with S folded
-            # into the kernel ('iab,bc->aic' (2477,45,3) x (3,11) f32: L = ia
-            # under c rewrites the 4.9 MB output, stride 11, once per c)
-            lines = traffic([(lp.extent, lp.strides) for lp in order + [L]], itemsize)
+            # the memory side: the order's cache-line traffic with S right
+            # around the row, whose S rows the kernel reads together ('iab,bc->aic'
+            # (2477,45,3) x (3,11) f32: L = ia under c rewrites the 4.9 MB
+            # output, stride 11, once per c; 'bij,bkj->bki' (4,3,1189) x
+            # (4,1341,1189) f64: b held under i reads B's 51 MB once per i,
+            # i held under b once)
+            lines = traffic([(lp.extent, lp.strides) for lp in order + [S, L]], itemsize)
             cost = rows * (per_row + start) + copy + lines / BYTES_PER_CYCLE
             if best is None or cost < best[0]:
                 best = (cost, order + [S, L])
