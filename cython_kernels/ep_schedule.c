@@ -36,6 +36,15 @@
 // 73-76), and the packed engine copies all of A beyond them ((24,199568) x
 // (199568,4) f32: 3.7-4.1 ms packed, 1.7-1.8 ms here, numpy 1.6-1.8).
 #define EP_GEMV_COLS_MIN_K 16385
+// Complex, from this k on for at most EP_GEMV_COLS_ROWS_1M rows: the
+// nest's register tiles run along m, gathering across rows as far apart as
+// k is long (Zen 3, 1 thread, us, nest / here: 'bij,bjk->bik' (2451,4,1280) x
+// (2451,1280,2) c64 24633 / 20137, numpy 19622; (2,10000) x (10000,2) c64
+// 151 / 60); more rows ran either way (c64 (400,600) x (600,2) 194 / 166,
+// c128 198 / 307), as did small calls ((3,2000) x (2000,2) c64 12 / 18:
+// all the rows and batches together reach EP_GEMV_COLS_MIN_K of k).
+#define EP_GEMV_COLS_MIN_K_1M 1024
+#define EP_GEMV_COLS_ROWS_1M 8
 
 // The GEMV path's few rows share k among threads (EP_LOOP_K) when each
 // thread reads at least this many bytes of A and B.
@@ -384,7 +393,10 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     // it, up to EP_GEMV_MAX_COLS / 2 complex columns.
     int cols_ok = K > 0 && !packed_only && !d->b_packed && N <= EP_GEMV_MAX_COLS;
     int cols_1m = cols_ok && d->cplx && d->g->k.ndim == 2 &&
-                  d->g->k.stride[EP_K_A][0] == 2 && K / 2 >= EP_GEMV_COLS_MIN_K;
+                  d->g->k.stride[EP_K_A][0] == 2 &&
+                  (K / 2 >= EP_GEMV_COLS_MIN_K ||
+                   (K / 2 >= EP_GEMV_COLS_MIN_K_1M && M <= EP_GEMV_COLS_ROWS_1M &&
+                    (double)NB * (double)M * (double)(K / 2) >= EP_GEMV_COLS_MIN_K));
     int cols_real = cols_ok && !d->cplx && M > 1 && K >= EP_GEMV_COLS_MIN_K &&
                     d->g->k.ndim == 1 && d->g->k.stride[EP_K_A][0] == 1;
     if (!cols_1m && !packed_only && ep_smm_fits(d, u, M, N, K)) {

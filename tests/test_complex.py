@@ -214,11 +214,13 @@ def test_1m_gemv_path_of_a_few_columns(isa, restore, dt):
     16385 or more, runs on the GEMV path: A's rows as reals dotted with B's
     columns gathered as 1m's real rows (re, -im / im, re), for B in every
     layout, A's rows reversed, conj_a / conj_b, alpha / beta, two blocks of
-    256 rows.  Rows of one block at two threads share k (partial sums added
+    256 rows; a k of 1024 or more for up to 8 rows, all of them reaching
+    16385.  Rows of one block at two threads share k (partial sums added
     in thread order: the same bits call after call); more rows share out by
     blocks, bitwise equal to one thread.  Three columns, or A strided along
     k, take other paths."""
-    for M, N, Kx in [(2, 2, 40000), (5, 1, 17000), (300, 2, 16500), (3, 3, 20000)]:
+    for M, N, Kx in [(2, 2, 40000), (5, 1, 17000), (300, 2, 16500), (3, 3, 20000),
+                     (8, 2, 2100), (9, 2, 2100), (3, 2, 2000)]:
         A0 = crand((M, Kx), dt, M)
         B0 = crand((Kx, N), dt, N)
         for name, A, B in [("row", A0, B0), ("Bcol", A0[::-1], np.asfortranarray(B0)),
@@ -226,7 +228,9 @@ def test_1m_gemv_path_of_a_few_columns(isa, restore, dt):
                            ("Astrided", crand((M, 2 * Kx), dt, 4)[:, ::2], B0)]:
             C = np.empty((M, N), dt)
             groups = describe(A, "mk", B, "kn", C, "mn", "m", "n", "k")
-            gemv = N <= 2 and A.strides[1] == A.itemsize
+            # (a k of 1024 or more for up to 8 rows, m x k at least 16385)
+            gemv = N <= 2 and A.strides[1] == A.itemsize and (
+                Kx >= 16385 or (Kx >= 1024 and M <= 8 and M * Kx >= 16385))
             for ca, cb in [(False, False), (True, False), (False, True)]:
                 call = K.GemmCall(dt, *groups, conj_a=ca, conj_b=cb)
                 sched = call.schedule(nthreads=2)
