@@ -2447,14 +2447,21 @@ NT_FN ep_dim_t NT(rows_cdot2)(int wv, const T *const *p, const ep_inc_t *rs, ep_
 // row (rows apart by 0): their product formed once into w, in the order
 // the rows would form it, then the rows run with w as their first input
 // ('ij,j,jk->ik' (1, 8) x (8,) x (8, 33471) F: 33471 rows of three inputs,
-// a row_sum call each, 456 us; as dots against w, 70).  Its buffer (16 KB
-// for float64) kept out of rows_sum's own frame.
-__attribute__((noinline)) NT_FN void
+// a row_sum call each, 456 us; as dots against w, 70; (1, 3391) x (3391,) x
+// (3391, 4077) F f64, 12.9 ms as three inputs a row, numpy 8.3).  w on this
+// function's stack up to NB elements (kept out of rows_sum's own frame),
+// longer in the thread's scratch buffer, up to NT_SHARED_MAX elements.
+// Returns 0 when no buffer could be had.
+#define NT_SHARED_MAX ((ep_dim_t)1 << 20)
+__attribute__((noinline)) NT_FN int
 NT(rows_sum_shared)(int k, int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n,
                     const ep_inc_t *rs, ep_dim_t R, T *o, ep_inc_t so, int first, int nf,
                     const T *const *f, const ep_inc_t *fs, int seq)
 {
-    T w[NB];
+    T sbuf[NB];
+    T *w = n <= NB ? sbuf : ep_scratch((size_t)n * sizeof(T));
+    if (!w)
+        return 0;
     for (ep_dim_t i = 0; i < n; i++) {
         T v = p[0][i];
         for (int j = 1; j < k; j++) v *= p[j][i];
@@ -2467,6 +2474,7 @@ NT(rows_sum_shared)(int k, int nm, const T *const *p, const ep_inc_t *s, ep_dim_
         q[j - k + 1] = p[j]; qs[j - k + 1] = s[j]; qr[j - k + 1] = rs[j];
     }
     NT(rows_sum)(nm - k + 1, q, qs, n, qr, R, o, so, first, nf, f, fs, seq);
+    return 1;
 }
 #endif
 
@@ -2639,13 +2647,11 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     const T *q[EP_NEST_MAXIN];
     int contig = 1;
 #if !CPX
-    if (nm >= 3 && n <= NB && R >= 4) {
+    if (nm >= 3 && n <= NT_SHARED_MAX && R >= 4) {
         int k = 0;
         while (k < nm && rs[k] == 0 && s[k] == 1) k++;
-        if (k >= 2) {
-            NT(rows_sum_shared)(k, nm, p, s, n, rs, R, o, so, first, nf, f, fs, seq);
+        if (k >= 2 && NT(rows_sum_shared)(k, nm, p, s, n, rs, R, o, so, first, nf, f, fs, seq))
             return;
-        }
     }
 #endif
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
@@ -4412,6 +4418,7 @@ NT_FN void NT(rows_prod)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t 
 #undef NT_LD
 #undef NT_ST
 #undef NB
+#undef NT_SHARED_MAX
 #undef NT
 #undef NT_REAL
 #undef NT_HALVES

@@ -158,7 +158,8 @@ def vector_lanes(real_itemsize: int) -> int:
 
 DOTV_BYTES = 1024    # longest row the rows kernel dots a vector of rows at a time against
                      # a vector every row shares (ep_nest_template.h's NT_DOTV_BYTES)
-FOLD_ROW = 2048      # longest row whose shared inputs the rows kernel multiplies once (NB)
+FOLD_ROW = 1 << 20   # longest row whose shared inputs the rows kernel multiplies once
+                     # (ep_nest_template.h's NT_SHARED_MAX)
 PERIOD_VECTORS = 16  # longest row, in vectors, the rows kernel holds in registers
                      # summed into one row (ep_nest_template.h's NT_PERIOD_V)
 VEC4_BYTES = 512     # longest row the rows kernel sums four at a time (vec4) ...

@@ -1054,11 +1054,11 @@ def test_inputs_every_row_shares_are_multiplied_once(isa, dtype, one_thread):
     """Row sums of three or four inputs whose first two or three are the same
     contiguous row for every row ('ij,j,jk->ik' with i = 1 and C in F
     order): their product formed once, then the rows dotted against it as
-    two-input rows, into an output element each or summed into one; a
-    shared input that is not among the first ones, and rows past one block
-    of the fold, take the general rows."""
+    two-input rows, into an output element each or summed into one (rows
+    past one block of 2048, the product in the thread's scratch buffer); a
+    shared input that is not among the first ones takes the general rows."""
     rng = np.random.default_rng(37)
-    for n, R in [(8, 5), (8, 33), (13, 100), (300, 7), (2049, 5)]:
+    for n, R in [(8, 5), (8, 33), (13, 100), (300, 7), (2049, 5), (5003, 9)]:
         a, b, c = (_rand(rng, n, dtype) for _ in range(3))
         C = _rand(rng, (R, n), dtype)
         o = np.full(R, np.nan, dtype)
@@ -1088,6 +1088,21 @@ def test_short_dot_rows_against_a_shared_vector_are_priced_per_vector_of_rows():
     assert nest.rows_per_start(plan.steps[0].loops, 8) == (nest.vector_lanes(8), 1)
     _close(einplan.einsum("ij,j,jk->ik", a, v, c), np.einsum("ij,j,jk->ik", a, v, c),
            "float64", 8)
+
+
+def test_long_rows_against_shared_inputs_are_priced_folded():
+    """'ij,j,jk->ik' (1, 3391) x (3391,) x (3391, 4077) F f64: rows past 2048
+    elements fold A's row times v once too (the product in the thread's
+    scratch buffer), and the planner prices them so (1.65x faster than three
+    inputs a row, 1.17x numpy)."""
+    rng = np.random.default_rng(43)
+    a, v = rng.random((1, 3391)), rng.random(3391)
+    c = np.asfortranarray(rng.random((3391, 40)))
+    plan = _plan_for("ij,j,jk->ik", a, v, c)
+    assert len(plan.steps) == 1 and isinstance(plan.steps[0], NestStep), plan.steps
+    assert nest.rows_per_start(plan.steps[0].loops, 8)[1] == 1
+    _close(einplan.einsum("ij,j,jk->ik", a, v, c), np.einsum("ij,j,jk->ik", a, v, c),
+           "float64", 3391)
 
 
 def test_four_rows_end_to_end_are_copied_not_transposed():
