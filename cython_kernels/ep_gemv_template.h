@@ -157,21 +157,19 @@ static void EP_PFX(gemv_cols_sum)(const ep_ukr_set_t *u, const ep_groups_t *g, c
         const T *ak = a + p0 * sa;
         size_t run = (size_t)(kb * ce) * sizeof(T);
         ep_dim_t j = 0;
-        {
-            // four rows of A against each column: no lane computes a dropped
-            // sum, and the kernel prefetches A's rows, the stream from memory,
-            // re-read from L1 / L2 for the next column (Zen 3, 1 thread, 11 x
-            // 200000 x 2 f64, 1.3x as fast as one row against four columns;
-            // 40 x 50000 x 3 1.5x; 24 x 199568 x 4 f32 1.2x).  The same sums
-            // in the same order: each row's dot is the kernel's per-row sum.
-            for (; j + 4 <= jb; j += 4) {
-                const T *r0 = ak + joff_a[j], *r1 = ak + joff_a[j + 1];
-                const T *r2 = ak + joff_a[j + 2], *r3 = ak + joff_a[j + 3];
-                for (ep_dim_t q = 0; q < N; q++) {
-                    T s4[4] = {0, 0, 0, 0};
-                    u->DOT4(kb * ce, x[q], r0, r1, r2, r3, s4);
-                    for (int r = 0; r < 4; r++) acc[j + r][q] += s4[r];
-                }
+        // four rows of A against each column: no lane computes a dropped
+        // sum, and the kernel prefetches A's rows, the stream from memory,
+        // re-read from L1 / L2 for the next column (Zen 3, 1 thread, 11 x
+        // 200000 x 2 f64, 1.3x as fast as one row against four columns;
+        // 40 x 50000 x 3 1.5x; 24 x 199568 x 4 f32 1.2x).  The same sums
+        // in the same order: each row's dot is the kernel's per-row sum.
+        for (; j + 4 <= jb; j += 4) {
+            const T *r0 = ak + joff_a[j], *r1 = ak + joff_a[j + 1];
+            const T *r2 = ak + joff_a[j + 2], *r3 = ak + joff_a[j + 3];
+            for (ep_dim_t q = 0; q < N; q++) {
+                T s4[4] = {0, 0, 0, 0};
+                u->DOT4(kb * ce, x[q], r0, r1, r2, r3, s4);
+                for (int r = 0; r < 4; r++) acc[j + r][q] += s4[r];
             }
         }
         for (; j < jb; j++) {

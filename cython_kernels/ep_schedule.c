@@ -410,10 +410,9 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     if (cols_1m || cols_real) {
         ep_schedule_gemv(s, nt, NB, flops);
         // rows too few to share (one block) and batches fewer than the
-        // threads: the threads share k instead, each a run of blocks of
-        // EP_GEMV_COLS_KB at least EP_GEMV_COLS_MIN_K long
-        // and EP_GEMV_BY_K_BYTES of A and B (the flops alone undersell
-        // this memory-bound work)
+        // threads: the threads share k instead, each at least
+        // EP_GEMV_COLS_MIN_K of it and EP_GEMV_BY_K_BYTES of A and B (the
+        // flops alone undersell this memory-bound work)
         if (nt_asked > 1 && NB < nt_asked && M <= EP_GEMV_JB) {
             double bytes = (double)(M + N) * (double)K * (d->dtype == EP_FLOAT32 ? 4 : 8);
             ep_dim_t by_k = K / (d->cplx ? 2 : 1) / EP_GEMV_COLS_MIN_K;

@@ -57,8 +57,8 @@ from .options import Options
 from .orient import choose_kernel, numpy_k_order, orient_step, out_eff_labels, unit_label
 from .path import ITERATION_SLACK, candidate_paths, check_explicit as check_explicit_path
 from .path import iterations as path_iterations, pairwise_path
-from .plan import (OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, KernelPath, NestStep, Plan,
-                   ReduceStep)
+from .plan import (OUT, Buffer, Fallback, GemmStep, KernelChoice, KernelKind, KernelPath,
+                   NestStep, Plan, ReduceStep)
 from .roles import assign_roles, diagonal_view, presum_labels
 from .single_operand import is_pure_view, single_operand_plan
 

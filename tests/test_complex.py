@@ -171,6 +171,23 @@ def _smm_max_n(dt):
     return {np.dtype(np.complex64): 32, np.dtype(np.complex128): 16}[np.dtype(dt)]
 
 
+def _calls_close(call, A, B, C, ref, dt, Kx, threads):
+    """Run ``call`` into C at each thread count, with beta 0 over NaN and
+    with alpha 0.5, beta -2 over random C; both close to ``ref``.  Returns
+    the beta-0 results, in order."""
+    res = []
+    for nt in threads:
+        C[...] = np.nan                 # beta == 0 never reads C
+        call(A, B, C, nthreads=nt)
+        close(C, ref, dt, Kx)
+        res.append(C.copy())
+        C0 = crand(C.shape, dt, 9)
+        C[...] = C0
+        call(A, B, C, alpha=0.5, beta=-2.0, nthreads=nt)
+        close(C, 0.5 * ref - 2.0 * C0, dt, Kx)
+    return res
+
+
 @pytest.mark.parametrize("dt", CDTYPES)
 def test_1m_smm_path_layouts_threads_conj(isa, restore, dt):
     """Narrow complex GEMMs run on the smm kernel of the kernel set (B packed
@@ -195,16 +212,7 @@ def test_1m_smm_path_layouts_threads_conj(isa, restore, dt):
                     assert (sched["threads"], sched["loop"]) == (2, "batch" if nb > 1 else "m")
                 a = (A.conj() if ca else A).astype(np.complex128)
                 ref = np.matmul(a, (B.conj() if cb else B).astype(np.complex128))
-                res = []
-                for nt in (1, 2):
-                    C[...] = np.nan                 # beta == 0 never reads C
-                    call(A, B, C, nthreads=nt)
-                    close(C, ref, dt, Kx)
-                    res.append(C.copy())
-                    C0 = crand(C.shape, dt, 9)
-                    C[...] = C0
-                    call(A, B, C, alpha=0.5, beta=-2.0, nthreads=nt)
-                    close(C, 0.5 * ref - 2.0 * C0, dt, Kx)
+                res = _calls_close(call, A, B, C, ref, dt, Kx, (1, 2))
                 assert np.array_equal(res[0], res[1]), (isa, name, ca, cb)
 
 
@@ -242,16 +250,7 @@ def test_1m_gemv_path_of_a_few_columns(isa, restore, dt):
                     assert sched["threads"] == (1 if loop == "none" else 2)
                 a = (A.conj() if ca else A).astype(np.complex128)
                 ref = a @ (B.conj() if cb else B).astype(np.complex128)
-                res = []
-                for nt in (1, 2, 2):
-                    C[...] = np.nan                 # beta == 0 never reads C
-                    call(A, B, C, nthreads=nt)
-                    close(C, ref, dt, Kx)
-                    res.append(C.copy())
-                    C0 = crand(C.shape, dt, 9)
-                    C[...] = C0
-                    call(A, B, C, alpha=0.5, beta=-2.0, nthreads=nt)
-                    close(C, 0.5 * ref - 2.0 * C0, dt, Kx)
+                res = _calls_close(call, A, B, C, ref, dt, Kx, (1, 2, 2))
                 assert np.array_equal(res[1], res[2]), (name, ca, cb)
                 if not by_k:
                     assert np.array_equal(res[0], res[1]), (name, ca, cb)
