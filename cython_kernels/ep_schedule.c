@@ -380,7 +380,8 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     int nt_asked = nt;
     if (flops * (double)NB < EP_MIN_PARALLEL_FLOPS) nt = 1;
     // 1m (complex) needs B's packing: the packed path only
-    int gemv_ok = K > 0 && !packed_only && !d->b_packed && !d->cplx;
+    int no_pack = K > 0 && !packed_only && !d->b_packed;
+    int gemv_ok = no_pack && !d->cplx;
     if (gemv_ok && (M == 1 || N == 1)) {
         ep_schedule_gemv(s, nt, NB, flops);
         return;
@@ -391,7 +392,7 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
     // Complex, before smm (whose 1m panels copy A and B for a few columns):
     // one complex k axis contiguous in A, the 1m groups' (re, im) axis after
     // it, up to EP_GEMV_MAX_COLS / 2 complex columns.
-    int cols_ok = K > 0 && !packed_only && !d->b_packed && N <= EP_GEMV_MAX_COLS;
+    int cols_ok = no_pack && N <= EP_GEMV_MAX_COLS;
     int cols_1m = cols_ok && d->cplx && d->g->k.ndim == 2 &&
                   d->g->k.stride[EP_K_A][0] == 2 &&
                   (K / 2 >= EP_GEMV_COLS_MIN_K ||
@@ -414,11 +415,11 @@ static void ep_schedule(const ep_gemm_desc_t *d, ep_schedule_t *s, int packed_on
         // EP_GEMV_COLS_MIN_K of it and EP_GEMV_BY_K_BYTES of A and B (the
         // flops alone undersell this memory-bound work)
         if (nt_asked > 1 && NB < nt_asked && M <= EP_GEMV_JB) {
-            double bytes = (double)(M + N) * (double)K * (d->dtype == EP_FLOAT32 ? 4 : 8);
-            ep_dim_t by_k = K / (d->cplx ? 2 : 1) / EP_GEMV_COLS_MIN_K;
-            double by_bytes = bytes / EP_GEMV_BY_K_BYTES;
-            if ((double)by_k > by_bytes) by_k = (ep_dim_t)by_bytes;
-            s->nthreads = by_k < nt_asked ? (by_k > 1 ? (int)by_k : 1) : nt_asked;
+            double by_k = (double)(K / (d->cplx ? 2 : 1) / EP_GEMV_COLS_MIN_K);
+            double by_bytes = (double)(M + N) * (double)K * (d->dtype == EP_FLOAT32 ? 4 : 8) /
+                              EP_GEMV_BY_K_BYTES;
+            double share = by_k < by_bytes ? by_k : by_bytes;
+            s->nthreads = share >= nt_asked ? nt_asked : share >= 2 ? (int)share : 1;
             s->loop = s->nthreads > 1 ? EP_LOOP_K : EP_LOOP_NONE;
         } else if (nt > 1 && NB < nt && (M + EP_GEMV_JB - 1) / EP_GEMV_JB < nt) {
             s->nthreads = 1;
