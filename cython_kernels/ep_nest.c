@@ -432,6 +432,8 @@ typedef struct {
     int ctile;                       // the register-tile kernel runs the three
     int cx;                          // innermost loops (W, K, V); cx: its input x (the
                                      // one constant along W)
+    ep_dim_t vrun, vlo, vhi;         // its V in runs of vrun with the loops outside it
+                                     // inside each (0: V whole); [vlo, vhi): this run
     int pk[EP_NEST_MAXIN];           // in tiles: moving input j is copied per tile
     int pk_streams;                  // the copies read from memory (ep_copies_stream)
     int stream_loads;                // one row of products past L2 or of sums past L3,
@@ -455,6 +457,34 @@ typedef struct {
                                      // the output, when its blocks lie end to end
     ep_inc_t ax_lo[EP_NEST_MAXIN + 1], ax_r[EP_NEST_MAXIN + 1];   // the span copied
 } ep_nest_ctx_t;
+
+// The register-tile kernel's V (x's loop) in runs of this many elements,
+// with the loops outside its three, which x does not move, inside each run
+// (0: V whole).  x's run, K x run elements, then stays in half of L2 for
+// every pass of them, where the whole of x would be read from memory once
+// per pass ('abc,cd->adb' (3,6,234) x (234,15281) c64: B's 29 MB read once
+// per a).  y is re-read once per run: the runs pay while those re-reads
+// come to at most half of x's.  Mirrored by nest.py's ctile_vrun.
+#define EP_CTILE_VRUN_ALIGN 32    // runs end on whole tiles of every kernel set
+static ep_dim_t ep_ctile_vrun(const ep_nest_desc_t *d, const ep_nest_ctx_t *c)
+{
+    int w = c->inner - 2, k = w + 1, v = k + 1, x = c->cx, y = 1 - x;
+    ep_dim_t outer = 1, ybytes = d->extent[w] * d->extent[k] * c->es;
+    for (int i = 0; i < w; i++) {
+        if (d->stride[x][i] != 0) return 0;
+        outer *= d->extent[i];
+        if (d->stride[y][i] != 0) ybytes *= d->extent[i];
+    }
+    ep_dim_t l1, l2, l3;
+    ep_cache_sizes(&l1, &l2, &l3);
+    ep_dim_t col = d->extent[k] * c->es, xbytes = col * d->extent[v];
+    if (outer < 2 || xbytes <= l2 / 2) return 0;
+    ep_dim_t run = l2 / 2 / col / EP_CTILE_VRUN_ALIGN * EP_CTILE_VRUN_ALIGN;
+    if (run < EP_CTILE_VRUN_ALIGN) run = EP_CTILE_VRUN_ALIGN;
+    if (run >= d->extent[v]) return 0;
+    ep_dim_t runs = (d->extent[v] + run - 1) / run;
+    return 2 * (runs - 1) * ybytes <= (outer - 1) * xbytes ? run : 0;
+}
 
 // The small-edge kernel over the loop at dpt (the rows; none when dpt is the
 // short loop itself) and the two innermost loops (see ep_nest_short_template.h).
@@ -813,10 +843,16 @@ static void ep_rec(const ep_nest_ctx_t *c, int dpt, char *const *ptr, int first,
         return;
     }
     if (c->ctile && dpt == c->inner - 2) {
-        ep_dim_t W = d->extent[dpt], V = d->extent[c->inner];
-        if (c->split == c->inner) ep_ctile(c, ptr, first, 0, W, lo, hi);
-        else if (c->split == dpt) ep_ctile(c, ptr, first, lo, hi, 0, V);
-        else ep_ctile(c, ptr, first, 0, W, 0, V);
+        ep_dim_t W = d->extent[dpt], vlo = c->vlo, vhi = c->vhi;
+        if (c->split == c->inner) {
+            vlo = lo > vlo ? lo : vlo;
+            vhi = hi < vhi ? hi : vhi;
+            if (vlo < vhi) ep_ctile(c, ptr, first, 0, W, vlo, vhi);
+        } else if (c->split == dpt) {
+            ep_ctile(c, ptr, first, lo, hi, vlo, vhi);
+        } else {
+            ep_ctile(c, ptr, first, 0, W, vlo, vhi);
+        }
         return;
     }
     if (c->shortk && dpt >= c->inner - 2) {
@@ -898,6 +934,17 @@ static void ep_blocks(ep_nest_ctx_t *c, char *const *base, int first, ep_dim_t l
 {
     const ep_nest_desc_t *d = c->d;
     int bl = d->block_outer ? c->inner - 1 : c->inner;
+    if (c->ctile && c->vrun > 0) {
+        ep_dim_t V = d->extent[c->inner];
+        for (ep_dim_t v0 = 0; v0 < V; v0 += c->vrun) {
+            c->vlo = v0;
+            c->vhi = V - v0 < c->vrun ? V : v0 + c->vrun;
+            ep_rec(c, 0, base, first, lo, hi);
+        }
+        c->vlo = 0;
+        c->vhi = V;
+        return;
+    }
     if (d->block <= 0 || bl < 0 || c->split == bl || c->shortk || c->ctile ||
         (d->block_outer && d->tile > 0) || d->block >= d->extent[bl]) {
         ep_rec(c, 0, base, first, lo, hi);
@@ -973,6 +1020,9 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
                    d->stride[x][k] != 0 && d->stride[x][v] != 0 && d->stride[y][w] != 0 &&
                    d->stride[y][k] != 0 && d->stride[2][w] != 0 && d->stride[2][v] != 0;
         c->cx = x;
+        c->vlo = 0;
+        c->vhi = d->extent[v];
+        c->vrun = c->ctile ? ep_ctile_vrun(d, c) : 0;
     }
     if (d->short_loop == 1 && d->ndim >= 2 && d->tile <= 0 &&
         (c->split < c->inner - 1 || (c->split == c->inner && c->so != 0)) &&

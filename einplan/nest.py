@@ -1633,9 +1633,45 @@ def ctile_parts(loops, itemsize, complex_=True):
         y_walk = y_bytes
     # a real y that fits in L2 is read from memory once (its lines stay)
     y_runs = 1 if not complex_ and y_bytes <= l2_resident() else vruns
-    moved = outer * (K.extent * V.extent * itemsize + y_runs * max(y_bytes, y_walk)
-                     + 2 * out * (1 if out <= l2_resident() else kblocks))
+    # x once per pass of the outer loops, or once in all when V runs in
+    # runs with them inside (ctile_vrun)
+    x_passes = 1 if ctile_vrun(loops, itemsize) else outer
+    moved = (x_passes * K.extent * V.extent * itemsize
+             + outer * (y_runs * max(y_bytes, y_walk)
+                        + 2 * out * (1 if out <= l2_resident() else kblocks)))
     return work, moved
+
+
+CTILE_VRUN_ALIGN = 32    # ep_nest.c's EP_CTILE_VRUN_ALIGN
+
+
+def ctile_vrun(loops, itemsize) -> int:
+    """Elements of the register-tile kernel's V runs with the loops outside
+    its three inside each run, or 0 (V whole); mirrors ep_nest.c's
+    ep_ctile_vrun.  When x does not move along the outer loops and is past
+    half of L2, a run of V (K x run elements of x) stays in L2 for every
+    pass of them, where the whole of x would be read from memory once per
+    pass ('abc,cd->adb' (3,6,234):T x (234,15281) c64: 26.6 ms, 17.4 in
+    runs; numpy 21.8); y is re-read once per run, so the runs are taken
+    while those re-reads come to at most half of x's bytes saved."""
+    W, K, V = loops[-3:]
+    x = 0 if W.strides[0] == 0 else 1
+    outer, y_bytes = 1, W.extent * K.extent * itemsize
+    for lp in loops[:-3]:
+        if lp.strides[x] != 0:
+            return 0
+        outer *= lp.extent
+        if lp.strides[1 - x] != 0:
+            y_bytes *= lp.extent
+    col = K.extent * itemsize
+    x_bytes = col * V.extent
+    if outer < 2 or x_bytes <= l2_bytes() // 2:
+        return 0
+    run = max(CTILE_VRUN_ALIGN, l2_bytes() // 2 // col // CTILE_VRUN_ALIGN * CTILE_VRUN_ALIGN)
+    if run >= V.extent:
+        return 0
+    runs = -(-V.extent // run)
+    return run if 2 * (runs - 1) * y_bytes <= (outer - 1) * x_bytes else 0
 
 
 CTILE_ONCE = 1.25       # a real tile kernel moving at most this much more than one read

@@ -200,6 +200,51 @@ def test_register_tile_kernel_outer_loops(isa, dtype, one_thread):
     _close(o3, np.einsum("kv,wk->wkv", x2, y2), dtype, 1)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_register_tile_kernel_runs_v_with_the_outer_loops_inside(isa, dtype, restore_threads):
+    """x past half of L2 and a loop outside the kernel that x does not move
+    along: V runs in runs whose x stays in L2, the outer loop inside each
+    run (ep_ctile_vrun).  Each pass of the outer loop gives, to the last
+    bit, what the kernel alone gives on that pass (V whole), V ending
+    mid-run and mid-vector; two threads sharing the outer loop or V give
+    one thread's bits.  Planned so: 'abc,cd->adb' with A's b at unit
+    stride, explain names the runs."""
+    rng = np.random.default_rng(17)
+    l2 = _native.kernel_config()["caches"]["l2"]
+    es = np.dtype(dtype).itemsize
+    A, W, Kx = 3, 5, 40
+    V = l2 // (Kx * es) + 45
+    x = rand((Kx, V), dtype, rng=rng)
+    y = rand((A, Kx, W), dtype, rng=rng).transpose(0, 2, 1)
+    sx, sy = _st(x), _st(y)
+    outs = []
+    for split, threads in ((-1, 1), (0, 2), (3, 2)):
+        einplan.set_num_threads(threads)
+        o = np.full((A, W, V), np.nan, dtype)
+        so = _st(o)
+        _native.prepare_nest(dtype, 2, [(A, 0, sy[0], so[0]), (W, 0, sy[1], so[1]),
+                                        (Kx, sx[0], sy[2], 0), (V, sx[1], 0, so[2])],
+                             split=split, threads=threads, short=2)((x, y), o, isa=isa)
+        outs.append(o)
+    einplan.set_num_threads(1)
+    for a in range(A):
+        one = np.full((W, V), np.nan, dtype)
+        so = _st(one)
+        _run(dtype, [(W, 0, sy[1], so[0]), (Kx, sx[0], sy[2], 0), (V, sx[1], 0, so[1])],
+             (x, y[a]), one, isa)
+        _close(one, y[a] @ x, dtype, Kx)
+        np.testing.assert_array_equal(outs[0][a], one)
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_array_equal(outs[2], outs[0])
+    if dtype in CDTYPES:
+        a3 = rand((3, 234, 6), dtype, rng=rng).transpose(0, 2, 1)
+        b = rand((234, 2 * l2 // (234 * es) + 7), dtype, rng=rng)
+        text = str(einplan.explain("abc,cd->adb", a3, b))
+        assert "'d' in runs of" in text and "with 'a' inside each" in text, text
+        _close(einplan.einsum("abc,cd->adb", a3, b), np.einsum("abc,cd->adb", a3, b),
+               dtype, 234)
+
+
 def _steps(subscripts, *ops):
     from einplan.operands import describe_operands
     from einplan.planner import make_plan

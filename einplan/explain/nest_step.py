@@ -7,7 +7,7 @@ import math
 from math import prod
 
 from .. import _native, model
-from ..nest import picked_rows, transposed_pair
+from ..nest import ctile_vrun, picked_rows, transposed_pair
 from ..plan import OUT
 from .schema import Kernel, NestDesc, NestLoopDesc, RoleRow, Step
 
@@ -56,6 +56,7 @@ def build(ctx, i, step) -> Step:
             + (f", register-tile kernel: output tiles of '{ctx.d(step.loops[-3].labels)}' x "
                f"'{ctx.d(step.loops[-1].labels)}' (vectorised) held in registers while "
                f"'{ctx.d(step.loops[-2].labels)}' streams" if step.ctile else "")
+            + _vrun_text(ctx, step)
             + _stream_text(step)
             + _load_text(step)
             + (f", {threads} threads over '{split}'" if threads > 1 else ", 1 thread")
@@ -84,6 +85,18 @@ def _transposed_text(step) -> str:
     x, y = transposed_pair(step.loops)
     return (f": in{y} read down the rows a vector of columns at a time and "
             f"transposed in registers to meet in{x}'s rows, no copy")
+
+
+def _vrun_text(ctx, step) -> str:
+    """The register-tile kernel's V in runs with the loops outside it inside
+    each run (nest.ctile_vrun)."""
+    run = ctile_vrun(step.loops, ctx.dtype.itemsize) if step.ctile else 0
+    if not run:
+        return ""
+    outer = "".join(ctx.d(lp.labels) for lp in step.loops[:-3])
+    return (f", '{ctx.d(step.loops[-1].labels)}' in runs of {run} with '{outer}' inside each "
+            f"(a run of the input constant along '{ctx.d(step.loops[-3].labels)}' stays in L2 "
+            f"for every pass of '{outer}')")
 
 
 def _across_text(ctx, step) -> str:
