@@ -41,6 +41,15 @@
 #define CT_NW (CPX ? 3 : 4)
 #endif
 #define CT_KO 16             // K rows of a block that re-visits such an output
+// complex x unit-stride along V read in place by any number of strips of W
+// when K is longer than a block of CT_KO: each tile's rows serve every
+// strip from L1 (copied, a block of x is read from memory in runs of VB
+// elements, the prefetchers restarted per run: 'ij,jk->ik' F (1957,6441) x
+// (6441,5) c128 48 ms copied, 22 in place; numpy 32).  With K no longer,
+// each tile reads K rows a line each: (10,15) F x (15,30000) c128 2.8 ms
+// copied, 3.6 in place.  A real x's copies run faster for more than one
+// strip (F (3000,2000) x (2000,6) f32: 6.3 ms copied, 7.4 in place)
+#define CT_INPLACE_STRIPS CPX
 #define CT_PF 2              // tiles ahead that such a block prefetches x's rows
 
 // The first n elements of a tile's vector v (E reals each) stored (or
@@ -202,13 +211,13 @@ static const NT(ct_fn_t) NT(ct_fn)[2][CT_NW] = {{CT_ROW(1)}, {CT_ROW(2)}};
 #undef CT_ROW
 
 // One block of NT(ctile): V run [v0, v0 + nvb) by K run [k0, k0 + kb), x's
-// block copied into buf but for the whole tiles read in place (own of them);
-// those prefetch x's rows ahead, into the next block when it ends by pf (0:
-// no prefetch)
+// block copied into buf but, when x is read in place (inplace), for its
+// whole tiles (own of them); those prefetch x's rows ahead, into the next
+// block when it ends by pf (0: no prefetch)
 static inline __attribute__((always_inline)) CT_TGT void
 NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_inc_t yk,
              ep_dim_t W, ep_dim_t v0, ep_dim_t nvb, ep_dim_t k0, ep_dim_t kb, T *o, ep_inc_t ow,
-             ep_inc_t ov, int fr, T *buf, ep_dim_t pf, int split)
+             ep_inc_t ov, int fr, T *buf, ep_dim_t pf, int split, int inplace)
 {
     const ep_dim_t H = VL / CT_E, E = CT_E;
     ep_dim_t pad = (nvb + H - 1) / H * H;
@@ -217,7 +226,7 @@ NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_i
     // zeros).  Strips re-read the block: then it is copied, its rows
     // made adjacent ('ji,jk->ki' (1659,2801) x (1659,24) c64: 64 rows
     // 22 KB apart, re-read by 8 strips, 7% slower in place).
-    ep_dim_t own = xv == 1 && W <= CT_NW ? nvb / (2 * H) * (2 * H) : 0, bpad = pad - own;
+    ep_dim_t own = inplace ? nvb / (2 * H) * (2 * H) : 0, bpad = pad - own;
     // x's block, rows of bpad elements
     for (ep_dim_t k = 0; k < kb && own < nvb; k++) {
         const T *s = x + E * ((k0 + k) * xk + (v0 + own) * xv);
@@ -238,10 +247,19 @@ NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_i
         }
         for (ep_dim_t e = E * (nvb - own); e < E * bpad; e++) d[e] = 0;
     }
-    for (ep_dim_t w0 = 0; w0 < W; w0 += CT_NW) {
+    // x read in place: the strips of W inside each tile, which re-read its
+    // rows of x from L1; copied, the tiles inside each strip, which re-read
+    // the block from L2
+    ep_dim_t ntile = (nvb + 2 * H - 1) / (2 * H), nstrip = (W + CT_NW - 1) / CT_NW;
+    for (ep_dim_t i = 0, s = 0, t = 0; i < ntile * nstrip; i++) {
+        ep_dim_t w0 = s * CT_NW, vt = t * 2 * H;
+        if (own ? ++s == nstrip : ++t == ntile) {
+            if (own) { s = 0; t++; }
+            else { t = 0; s++; }
+        }
         int nw = W - w0 < CT_NW ? (int)(W - w0) : CT_NW;
         const T *yq = y + E * (w0 * yw + k0 * yk);
-        for (ep_dim_t vt = 0; vt < nvb; vt += 2 * H) {
+        {
             ep_dim_t rem = nvb - vt;
             int mv = rem > H ? 2 : 1;
             const T *b = vt < own ? x + E * (k0 * xk + v0 + vt) : buf + E * (vt - own);
@@ -296,7 +314,7 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
     // threads share them out; the wider tiles keep one sum (their
     // accumulators, doubled, would not fit the registers).
     int split = !CPX && (wall < CT_NW ? wall : CT_NW) * (vall > H ? 2 : 1) < CT_CHAINS;
-    if (xv == 1 && wall <= CT_NW) {
+    if (xv == 1 && (wall <= CT_NW || (CT_INPLACE_STRIPS && K > CT_KO))) {
         // x read in place: the K blocks outside runs of V whose output fits
         // in half of L2, the output re-visited per block from L1 or L2 (a
         // load and a store per CT_KO FMAs), so x is read a few rows at a
@@ -325,7 +343,7 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
             for (ep_dim_t k0 = 0; k0 < K; k0 += ko) {
                 ep_dim_t kb = K - k0 < ko ? K - k0 : ko;
                 NT(ct_block)(x, xk, xv, y, yw, yk, W, v0, nv, k0, kb, o, ow, ov,
-                             first && k0 == 0, buf, K, split);
+                             first && k0 == 0, buf, K, split, 1);
             }
         }
         return;
@@ -333,7 +351,8 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
     for (ep_dim_t v0 = 0; v0 < V; v0 += VB)
         for (ep_dim_t k0 = 0; k0 < K; k0 += KB)
             NT(ct_block)(x, xk, xv, y, yw, yk, W, v0, V - v0 < VB ? V - v0 : VB, k0,
-                         K - k0 < KB ? K - k0 : KB, o, ow, ov, first && k0 == 0, buf, 0, split);
+                         K - k0 < KB ? K - k0 : KB, o, ow, ov, first && k0 == 0, buf, 0, split,
+                         xv == 1 && W <= CT_NW);
 }
 
 // elements of the buffer NT(ctile) copies x's blocks into
@@ -350,4 +369,5 @@ static ep_dim_t NT(ctile_buffer)(void)
 #undef CT_CHAINS
 #undef CT_KO
 #undef CT_PF
+#undef CT_INPLACE_STRIPS
 #undef CT_TGT

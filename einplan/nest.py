@@ -1532,6 +1532,7 @@ CTILE_TILE_CYCLES = 30  # storing one tile (swap, combine, loads and stores of C
 CTILE_LATENCY = 4       # cycles of an FMA's latency: a tile's least cycles a k
 CTILE_CHAINS = 8        # accumulators that keep two FMA units busy (the kernel's CT_CHAINS)
 CTILE_COPY_ROW = 4      # starting a row of the partial tile's copy
+CTILE_KO = 16           # K rows of the kernel's blocks reading x in place (CT_KO)
 BYTES_PER_CYCLE = 5.0   # memory bytes per core cycle (13.9 GB/s at 2.9 GHz, Zen 3)
 
 
@@ -1603,10 +1604,11 @@ def ctile_parts(loops, itemsize, complex_=True):
         split = min(W.extent, nw) * min(vecs, CTILE_MV) < CTILE_CHAINS
         least = CTILE_LATENCY / (2 if split else 1)
         fma = K.extent * sum(max(r * c / 2, least) for r in rows for c in cols)
-    # x is copied, or -- unit-stride along V -- read in place but for its
-    # last, partial tile per V run, a few elements and a row's start a k
+    # x is copied, or -- unit-stride along V, one strip of W or complex
+    # with K past a block of CTILE_KO -- read in place but for its last,
+    # partial tile per V run, a few elements and a row's start a k
     x_ix = [j for j in (0, 1) if W.strides[j] == 0][0]
-    in_place = V.strides[x_ix] == 1 and strips == 1
+    in_place = V.strides[x_ix] == 1 and (strips == 1 or (complex_ and K.extent > CTILE_KO))
     copied = V.extent if not in_place else V.extent % (CTILE_MV * H)
     if in_place:
         copy = copied + (CTILE_COPY_ROW if copied and not complex_ else 0)

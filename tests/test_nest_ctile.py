@@ -53,7 +53,8 @@ def test_register_tile_kernel(isa, dtype, W, V, one_thread):
     variant (1 or 2 vectors along V, strips of 1-3 along W for complex, 1-4
     for real), V padded to whole vectors and cut into runs of the block, K
     across block edges; x unit-stride along V (read in place when W is one
-    strip, its last partial tile copied), strided, negative and Fortran
+    strip, or complex with K past a block (150): every strip inside each
+    tile; its last partial tile copied), strided, negative and Fortran
     (copied); the output unit-stride, strided and negative along V."""
     rng = np.random.default_rng(W * 1000 + V)
     for Kx in (1, 5, 150):
