@@ -251,36 +251,31 @@ NT(ct_block)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, ep_inc_t yw, ep_i
     // rows of x from L1; copied, the tiles inside each strip, which re-read
     // the block from L2
     ep_dim_t ntile = (nvb + 2 * H - 1) / (2 * H), nstrip = (W + CT_NW - 1) / CT_NW;
-    for (ep_dim_t i = 0, s = 0, t = 0; i < ntile * nstrip; i++) {
-        ep_dim_t w0 = s * CT_NW, vt = t * 2 * H;
-        if (own ? ++s == nstrip : ++t == ntile) {
-            if (own) { s = 0; t++; }
-            else { t = 0; s++; }
-        }
+    ep_dim_t nout = own ? ntile : nstrip, nin = own ? nstrip : ntile;
+    for (ep_dim_t io = 0; io < nout; io++) for (ep_dim_t ii = 0; ii < nin; ii++) {
+        ep_dim_t w0 = (own ? ii : io) * CT_NW, vt = (own ? io : ii) * 2 * H;
         int nw = W - w0 < CT_NW ? (int)(W - w0) : CT_NW;
         const T *yq = y + E * (w0 * yw + k0 * yk);
-        {
-            ep_dim_t rem = nvb - vt;
-            int mv = rem > H ? 2 : 1;
-            const T *b = vt < own ? x + E * (k0 * xk + v0 + vt) : buf + E * (vt - own);
-            if (pf && w0 == 0) {
-                // x's rows of the tile CT_PF tiles on (the next block's
-                // first ones past the last), prefetched as this one runs
-                ep_dim_t t = vt + CT_PF * 2 * H, kq = k0;
-                while (own && t >= own) { t -= own; kq += kb; }
-                if (t < own && kq + kb <= pf) {
-                    const char *q = (const char *)(x + E * (kq * xk + v0 + t));
-                    for (ep_dim_t k = 0; k < kb; k++, q += E * xk * sizeof(T)) {
-                        __builtin_prefetch(q);
-                        __builtin_prefetch(q + 64);
-                    }
+        ep_dim_t rem = nvb - vt;
+        int mv = rem > H ? 2 : 1;
+        const T *b = vt < own ? x + E * (k0 * xk + v0 + vt) : buf + E * (vt - own);
+        if (pf && w0 == 0) {
+            // x's rows of the tile CT_PF tiles on (the next block's
+            // first ones past the last), prefetched as this one runs
+            ep_dim_t t = vt + CT_PF * 2 * H, kq = k0;
+            while (own && t >= own) { t -= own; kq += kb; }
+            if (t < own && kq + kb <= pf) {
+                const char *q = (const char *)(x + E * (kq * xk + v0 + t));
+                for (ep_dim_t k = 0; k < kb; k++, q += E * xk * sizeof(T)) {
+                    __builtin_prefetch(q);
+                    __builtin_prefetch(q + 64);
                 }
             }
-            ep_dim_t ldb = vt < own ? E * xk : E * bpad;
-            NT(ct_fn)[mv - 1][nw - 1](b, ldb, yq, E * yw, E * yk, kb,
-                                      o + E * (w0 * ow + (v0 + vt) * ov), E * ow,
-                                      E * ov, rem < 2 * H ? rem : 2 * H, fr, split);
         }
+        ep_dim_t ldb = vt < own ? E * xk : E * bpad;
+        NT(ct_fn)[mv - 1][nw - 1](b, ldb, yq, E * yw, E * yk, kb,
+                                  o + E * (w0 * ow + (v0 + vt) * ov), E * ow,
+                                  E * ov, rem < 2 * H ? rem : 2 * H, fr, split);
     }
 }
 
@@ -314,7 +309,8 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
     // threads share them out; the wider tiles keep one sum (their
     // accumulators, doubled, would not fit the registers).
     int split = !CPX && (wall < CT_NW ? wall : CT_NW) * (vall > H ? 2 : 1) < CT_CHAINS;
-    if (xv == 1 && (wall <= CT_NW || (CT_INPLACE_STRIPS && K > CT_KO))) {
+    int inplace = xv == 1 && (wall <= CT_NW || (CT_INPLACE_STRIPS && K > CT_KO));
+    if (inplace) {
         // x read in place: the K blocks outside runs of V whose output fits
         // in half of L2, the output re-visited per block from L1 or L2 (a
         // load and a store per CT_KO FMAs), so x is read a few rows at a
@@ -343,7 +339,7 @@ static CT_TGT void NT(ctile)(const T *x, ep_inc_t xk, ep_inc_t xv, const T *y, e
             for (ep_dim_t k0 = 0; k0 < K; k0 += ko) {
                 ep_dim_t kb = K - k0 < ko ? K - k0 : ko;
                 NT(ct_block)(x, xk, xv, y, yw, yk, W, v0, nv, k0, kb, o, ow, ov,
-                             first && k0 == 0, buf, K, split, 1);
+                             first && k0 == 0, buf, K, split, inplace);
             }
         }
         return;
