@@ -338,16 +338,22 @@ def nest_cycles(step, dtype) -> float:
             and not str(dtype).startswith("complex")):
         outer, L = step.loops[-3], step.loops[-1]
         moving = [j for j, s in enumerate(L.strides[:-1]) if s != 0]
+        # each call of the kernel (its R rows, the loop around S) sets up
+        # its pointers: what a call of few short rows mostly costs ('ijk,
+        # jkl->il' (11,37376,2):F x (37376,2,2) f32, rows of 2 interleaved,
+        # 11 rows a call: 300 cycles a call, 4.3 ms; numpy 1.9)
+        calls = total / (outer.extent * step.short * L.extent) * SHORT_CALL
         if len(moving) == 1 and runs_in_halves(outer, L, moving[0], lanes, _itemsize(dtype)):
             # two half vectors a row: S multiply-adds each, a load and a store
-            return total / L.extent * (2 * step.short + 2) / step.short
+            return total / L.extent * (2 * step.short + 2) / step.short + calls
         if len(moving) == 1 and interleaves(outer, L, moving[0], lanes, len(L.strides) - 1):
             # vectors of rows, their columns interleaved in registers
-            return total / lanes * interleave_vector_ops(L.extent, step.short) / step.short
+            return (total / lanes * interleave_vector_ops(L.extent, step.short) / step.short
+                    + calls)
         if len(moving) == 1 and runs_across(outer, L, moving[0], lanes):
             # rows run across in vectors, no row start
             return total / lanes * across_vector_ops(L.extent, step.short, lanes,
-                                                     _itemsize(dtype)) / step.short
+                                                     _itemsize(dtype)) / step.short + calls
     if (step.short and step.row.startswith("short-dots") and len(step.loops) >= 3
             and not str(dtype).startswith("complex")):
         # S dots a row: each ends in its share of a horizontal sum and a
@@ -1676,6 +1682,13 @@ def ctile_vrun(loops, itemsize) -> int:
     return run if 2 * (runs - 1) * y_bytes <= (outer - 1) * x_bytes else 0
 
 
+# A real GEMM's small-edge kernel gives way to the register-tile kernel
+# priced below this share of it: both memory-bound, the two prices tie
+# within the model's noise ('abc,cd,bd->a' (4,5290,1):F x (1,5):F x
+# (5290,5):F f64, tied: 40 us there, 71 as tiles)
+CTILE_EDGE_MARGIN = 0.8
+
+
 CTILE_ONCE = 1.25       # a real tile kernel moving at most this much more than one read
                         # of each operand (and a write of the output) runs
 
@@ -1851,10 +1864,7 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     edge = None if period else _short_edge(loops, itemsize, len(ins), is_complex)
     short = 0
     ctile = None
-    if len(ins) == 2 and not period and (is_complex or edge is None):
-        # a real GEMM with a short edge the small-edge kernel takes stays
-        # there: it holds the short loop in registers along a long output row
-        # ('ij,jk->ik' (40000,4) x (4,100) f64: 2.0 ms there, 4.4 ms as tiles)
+    if len(ins) == 2 and not period:
         ctile = _ctile_order(loops, itemsize, is_complex)
     if edge is not None:
         if ctile is not None:
@@ -1871,9 +1881,18 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     # FMAs each: the stores, not the one pass over x, set its speed
     # ('ia,ib,ic->abc' (2,15) x (2,5534) x (2,182) f32, K = 2: 16 ms as
     # tiles; packed, 3.3 ms; numpy 9)
+    # a real GEMM with a short edge the small-edge kernel takes stays there
+    # unless the tiles are cheaper: the kernel holds the short loop in
+    # registers along a long output row ('ij,jk->ik' (40000,4) x (4,100)
+    # f64: 2.0 ms there, 4.4 ms as tiles), but a call per few short rows
+    # costs more than tiles streaming a long K ('ijk,jkl->il' (11,37376,2):F
+    # x (37376,2,2) f32: 4.3 ms in it, 1.0 ms as tiles)
     if ctile is not None and (ctile_cycles(ctile, itemsize, is_complex) < plain if is_complex
                               else ctile[-2].extent > MAX_SHORT
-                              and ctile_reads_once(ctile, itemsize)):
+                              and ctile_reads_once(ctile, itemsize)
+                              and (edge is None
+                                   or ctile_cycles(ctile, itemsize, False)
+                                   < CTILE_EDGE_MARGIN * plain)):
         loops = merge_loops(ctile[:-3]) + ctile[-3:]
         short = 0
     else:

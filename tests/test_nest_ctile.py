@@ -503,3 +503,35 @@ def test_real_tile_kernel_needs_a_k_longer_than_the_small_edge(one_thread):
     y = np.asfortranarray(rand((28, 2), "float64", rng=rng))
     (step,) = _steps("iab,bc->aic", x, y)
     assert isinstance(step, NestStep) and step.ctile and step.loops[-2].extent == 28, step
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_short_rows_a_call_give_way_to_register_tiles(dtype, one_thread):
+    """A real GEMM whose small-edge kernel would be called once per k for a
+    few short rows ('ijk,jkl->il' (11,37376,2):F x (37376,2,2): rows of 2
+    interleaved, 11 a call, 4.3 ms; numpy 1.9) runs in register tiles
+    along the long K (1.0 ms): each call of the small-edge kernel is priced,
+    and the tiles are taken when clearly cheaper.  Where the two prices tie
+    (both memory-bound) the small-edge kernel stays."""
+    rng = np.random.default_rng(65)
+    a = np.asfortranarray(rand((11, 37376, 2), dtype, rng=rng))
+    b = rand((37376, 2, 2), dtype, rng=rng)
+    (step,) = _steps("ijk,jkl->il", a, b)
+    assert isinstance(step, NestStep) and step.ctile and step.loops[-1].labels == "i", step
+    assert step.loops[-2].extent == 37376, step
+    _close(einplan.einsum("ijk,jkl->il", a, b), np.einsum("ijk,jkl->il", a, b), dtype, 74752)
+    # the small-edge kernel's rows priced with their calls: one per j
+    from einplan.nest import NestLoop, SHORT_CALL, plain_cycles
+    rows = [NestLoop("j", 37376, (11, 4, 0)), NestLoop("i", 11, (1, 0, 2)),
+            NestLoop("k", 2, (411136, 2, 0)), NestLoop("l", 2, (0, 1, 1))]
+    itemsize = np.dtype(dtype).itemsize
+    assert plain_cycles(rows, itemsize, 2, "short-sum", complex_=False) >= 37376 * SHORT_CALL
+    # tied: 'abc,cd,bd->a' (4,5290,1):F x (1,5):F x (5290,5):F (40 us in the
+    # small-edge kernel, 71 us as tiles) keeps the small-edge kernel
+    x = np.asfortranarray(rand((4, 5290, 1), dtype, rng=rng))
+    w = np.asfortranarray(rand((1, 5), dtype, rng=rng))
+    y = np.asfortranarray(rand((5290, 5), dtype, rng=rng))
+    steps = _steps("abc,cd,bd->a", x, w, y)
+    assert not any(getattr(st, "ctile", False) for st in steps), steps
+    _close(einplan.einsum("abc,cd,bd->a", x, w, y),
+           np.einsum("abc,cd,bd->a", x, w, y), dtype, 5290)
