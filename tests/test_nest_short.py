@@ -649,6 +649,24 @@ def test_short_dots_are_priced_per_dot_and_per_call(one_thread):
     _close(einplan.einsum("bij,bkj->bki", A, W), np.einsum("bij,bkj->bki", A, W), "float64", 15)
 
 
+def test_a_copy_of_rows_pages_apart_is_priced_per_element(one_thread):
+    """The small-edge kernel copies an input strided along its row before
+    the dots; elements a page or more apart cost a TLB walk and a line
+    each, not a cycle: 'bij,bjk->bik' (4,2,448) x (4,448,9368)[..., ::2]
+    f32 (B's rows 37 KB apart along j) took 42 ms in the nest, 12 ms on
+    the packed engine (numpy 18), which it now takes; B's rows near each
+    other keep the kernel's copy cheap."""
+    from einplan import nest
+    from einplan.plan import GemmStep
+    rng = np.random.default_rng(44)
+    a = rand((4, 2, 448), "float32", rng=rng)
+    b = rand((4, 448, 9368), "float32", rng=rng)[..., ::2]
+    (step,) = _steps("bij,bjk->bik", a, b)
+    assert isinstance(step, GemmStep), step
+    _close(einplan.einsum("bij,bjk->bik", a, b), np.einsum("bij,bjk->bik", a, b), "float32", 448)
+    assert nest._copy_cycles(9368, 4) == nest.FAR_COPY > 4 * nest._copy_cycles(3, 4)
+
+
 def test_dots_of_a_narrow_gemm_priced_against_the_smm_path(one_thread):
     """'ij,jk->ik' with n of one vector and long rows of A: the smm path
     broadcasts an element of A per row and k (a cycle each, 74 us for
