@@ -535,3 +535,27 @@ def test_short_rows_a_call_give_way_to_register_tiles(dtype, one_thread):
     assert not any(getattr(st, "ctile", False) for st in steps), steps
     _close(einplan.einsum("abc,cd,bd->a", x, w, y),
            np.einsum("abc,cd,bd->a", x, w, y), dtype, 5290)
+
+
+def test_real_tiles_take_a_v_of_half_a_vector(one_thread):
+    """A real thin GEMM whose x is unit-stride along a V of half a vector
+    runs in register tiles ('ij,jk->ik' (7,230781):T x (230781,4) f32 on
+    AVX2, V = 'k' of 4 lanes of 8: 2.2 ms, packed 3.6, numpy 1.6-2.1); a
+    quarter of a vector stays off them ('kl,lm->km' (2,774416):F x
+    (774416,12):T f32: 1.7x slower as tiles).  Results equal numpy's."""
+    from einplan.nest import vector_lanes
+    lanes = vector_lanes(4)
+    rng = np.random.default_rng(66)
+    a = rand((230781, 7), "float32", rng=rng).T
+    b = rand((230781, lanes // 2), "float32", rng=rng)
+    (step,) = _steps("ij,jk->ik", a, b)
+    assert isinstance(step, NestStep) and step.ctile, step
+    assert step.loops[-1].extent == lanes // 2, step
+    _close(einplan.einsum("ij,jk->ik", a, b), a @ b, "float32", 230781)
+    if lanes >= 8:
+        x = np.asfortranarray(rand((lanes // 4, 77441), "float32", rng=rng))
+        y = rand((12, 77441), "float32", rng=rng).T
+        steps = _steps("kl,lm->km", x, y)
+        assert not any(getattr(st, "ctile", False) and st.loops[-1].extent == lanes // 4
+                       for st in steps), steps
+        _close(einplan.einsum("kl,lm->km", x, y), x @ y, "float32", 77441)
