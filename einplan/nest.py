@@ -342,18 +342,18 @@ def nest_cycles(step, dtype) -> float:
         # its pointers: what a call of few short rows mostly costs ('ijk,
         # jkl->il' (11,37376,2):F x (37376,2,2) f32, rows of 2 interleaved,
         # 11 rows a call: 300 cycles a call, 4.3 ms; numpy 1.9)
-        calls = total / (outer.extent * step.short * L.extent) * SHORT_CALL
+        call_cycles = total / (outer.extent * step.short * L.extent) * SHORT_CALL
         if len(moving) == 1 and runs_in_halves(outer, L, moving[0], lanes, _itemsize(dtype)):
             # two half vectors a row: S multiply-adds each, a load and a store
-            return total / L.extent * (2 * step.short + 2) / step.short + calls
+            return total / L.extent * (2 * step.short + 2) / step.short + call_cycles
         if len(moving) == 1 and interleaves(outer, L, moving[0], lanes, len(L.strides) - 1):
             # vectors of rows, their columns interleaved in registers
             return (total / lanes * interleave_vector_ops(L.extent, step.short) / step.short
-                    + calls)
+                    + call_cycles)
         if len(moving) == 1 and runs_across(outer, L, moving[0], lanes):
             # rows run across in vectors, no row start
             return total / lanes * across_vector_ops(L.extent, step.short, lanes,
-                                                     _itemsize(dtype)) / step.short + calls
+                                                     _itemsize(dtype)) / step.short + call_cycles
     if (step.short and step.row.startswith("short-dots") and len(step.loops) >= 3
             and not str(dtype).startswith("complex")):
         # S dots a row: each ends in its share of a horizontal sum and a
@@ -1858,6 +1858,25 @@ def _split(loops, nin, threads_cap, short=False, inner=2, itemsize=8, tile=0, pe
     return -1
 
 
+def _tiles_win(ctile, plain, edge, itemsize, is_complex) -> bool:
+    """Whether a GEMM's nest runs the register-tile kernel on the loops
+    ``ctile`` (_ctile_order) rather than as rows priced ``plain`` (the
+    small-edge kernel's when ``edge``).  Complex: the cheaper.  Real: a K
+    longer than MAX_SHORT (over a shorter one the tiles' stores, not the
+    one pass over x, set the speed: 'ia,ib,ic->abc' (2,15) x (2,5534) x
+    (2,182) f32, K = 2, 16 ms as tiles, 3.3 packed, numpy 9), the traffic
+    of one pass, and against the small-edge kernel a price below
+    CTILE_EDGE_MARGIN of its: that kernel holds the short loop in
+    registers along a long output row ('ij,jk->ik' (40000,4) x (4,100)
+    f64: 2.0 ms there, 4.4 ms as tiles), but a call per few short rows
+    costs more than tiles streaming a long K ('ijk,jkl->il' (11,37376,2):F
+    x (37376,2,2) f32: 4.3 ms in it, 1.0 ms as tiles)."""
+    if is_complex:
+        return ctile_cycles(ctile, itemsize, True) < plain
+    return (ctile[-2].extent > MAX_SHORT and ctile_reads_once(ctile, itemsize)
+            and (not edge or ctile_cycles(ctile, itemsize, False) < CTILE_EDGE_MARGIN * plain))
+
+
 def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None):
     """The NestStep computing ``out = sum prod(ins)``.
 
@@ -1886,32 +1905,16 @@ def nest_step(kind, ins, dst, out_labels, out_strides, sizes, dtype, buffer=None
     if len(ins) == 2 and not period:
         ctile = _ctile_order(loops, itemsize, is_complex)
     if edge is not None:
-        if ctile is not None:
-            plain = plain_cycles(merge_loops(edge[:-2]) + edge[-2:], itemsize,
-                                 edge[-2].extent, "short-sum", complex_=is_complex)
         loops = merge_loops(edge[:-2]) + edge[-2:]
         short = loops[-2].extent
+        if ctile is not None:
+            plain = plain_cycles(loops, itemsize, short, "short-sum", complex_=is_complex)
     elif ctile is not None:
         last = loops[-1]
         unit = all(abs(s) <= 1 for s in last.strides)
         plain = plain_cycles(loops, itemsize, 0, "prod/contig" if unit else "prod/strided",
                              complex_=is_complex)
-    # a real tile kernel over a K this short stores its tiles for a few
-    # FMAs each: the stores, not the one pass over x, set its speed
-    # ('ia,ib,ic->abc' (2,15) x (2,5534) x (2,182) f32, K = 2: 16 ms as
-    # tiles; packed, 3.3 ms; numpy 9)
-    # a real GEMM with a short edge the small-edge kernel takes stays there
-    # unless the tiles are cheaper: the kernel holds the short loop in
-    # registers along a long output row ('ij,jk->ik' (40000,4) x (4,100)
-    # f64: 2.0 ms there, 4.4 ms as tiles), but a call per few short rows
-    # costs more than tiles streaming a long K ('ijk,jkl->il' (11,37376,2):F
-    # x (37376,2,2) f32: 4.3 ms in it, 1.0 ms as tiles)
-    if ctile is not None and (ctile_cycles(ctile, itemsize, is_complex) < plain if is_complex
-                              else ctile[-2].extent > MAX_SHORT
-                              and ctile_reads_once(ctile, itemsize)
-                              and (edge is None
-                                   or ctile_cycles(ctile, itemsize, False)
-                                   < CTILE_EDGE_MARGIN * plain)):
+    if ctile is not None and _tiles_win(ctile, plain, edge is not None, itemsize, is_complex):
         loops = merge_loops(ctile[:-3]) + ctile[-3:]
         short = 0
     else:
