@@ -2920,7 +2920,7 @@ caches = _native.kernel_config()["caches"]
 l2, l3 = caches["l2"] or 1 << 20, caches["l3"] or 32 << 20
 rng = np.random.default_rng(71)
 out, wide = [], _native.isa() == "avx512"
-n = l2 // 8 + 37                 # three f32 rows past L2 (two inputs and the output)
+n = int(sys.argv[1]) * l2 // 8 + 37   # three f32 rows past each thread's L2 (two inputs, output)
 m = l3 // 4 + 37                 # one f32 row summed past L3
 for dtype in ("float32", "float64"):
     x = rng.standard_normal(n).astype(dtype)
@@ -3093,8 +3093,8 @@ def test_tiles_of_a_far_strided_input_run_in_row_blocks_within_the_tlb():
     assert st.block == 128 and TLB_SPAN // (1344 * 8) < 256, st
     assert "row in blocks of 128" in str(einplan.explain("abcd,abcd->", A, B))
     rng = np.random.default_rng(15)
-    A = rng.standard_normal((3, 200, 40, 16))[..., ::2]
-    B = rng.standard_normal((8, 40, 3, 200)).transpose(2, 3, 1, 0)
+    A = rng.standard_normal((3, 200, 84, 16))[..., ::2]
+    B = rng.standard_normal((8, 84, 3, 200)).transpose(2, 3, 1, 0)
     assert _plan_for("abcd,abcd->", A[:, :50], B[:, :50]).steps[0].block == 0
     assert 0 < _plan_for("abcd,abcd->", A, B).steps[0].block < 600
     got = einplan.einsum("abcd,abcd->", A, B)
