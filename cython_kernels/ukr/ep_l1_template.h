@@ -88,8 +88,10 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 // where the ISA keeps it in one: R * NV independent FMA chains cover the FMA
 // latency.  Wider rows run as blocks of at most EP_SMM_BLOCKV vectors (4 with
 // 32 registers: 6 x 4 tiles; 3 with 16: 3 x 3 tiles, as 2 x 4 tiles would
-// leave 8 chains and 6 loads per 8 FMAs).  Leftover rows take tiles of 4, 2 and 1 rows, so no
-// row is computed twice.  Zen 4, 2026-11-21, ~8 MFLOP of batches per call,
+// leave 8 chains and 6 loads per 8 FMAs).  The rows left over take one tile
+// of their own count, so no row is computed twice and B is streamed once
+// more, not once per tile of 4, 2 and 1 rows; a tile of fewer than 8
+// accumulators splits k into more chains (EP_SMM_SPLIT).  Zen 4, 2026-11-21, ~8 MFLOP of batches per call,
 // 1 thread, ratio to numpy.matmul before / after (the old kernel: 4 rows,
 // up to 4 vectors chosen at run time; asv_benchmarks/smm_table.py): f32
 // 16^3 0.76 / 1.31, 32^3 0.64 / 0.99; f64 16^3 0.73 / 1.06, 64^3 0.65 / 1.02.
@@ -109,17 +111,50 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 #define EP_SMM_FREE(NV) (EP_SMM_VREGS - 1 - (NV) - EP_SMM_MASK_VREGS)
 #define EP_SMM_ROWS_FOR(NV) (EP_SMM_FREE(NV) / (NV) >= 8 ? 8 : EP_SMM_FREE(NV) / (NV))
 
+// FMA chains a tile keeps in flight: two units of four cycles' latency
+#define EP_SMM_CHAINS 8
+// Partial sums along k a tile of R x NV accumulators keeps (1 to 4): a tile
+// of fewer than EP_SMM_CHAINS accumulators sums alternate steps of k into
+// separate ones, added at the end ('ij,jk->ik' (7,230781) x (230781,16)
+// f32: one row's chain waits four cycles a step)
+#define EP_SMM_SPLIT(R, NV) \
+    ((R) * (NV) >= EP_SMM_CHAINS ? 1 : EP_SMM_CHAINS / ((R) * (NV)) > 4 ? 4 \
+     : EP_SMM_CHAINS / ((R) * (NV)))
+
 static inline __attribute__((always_inline)) void
 EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
                 const UKR_T *a, ep_inc_t rsa, ep_inc_t csa, const UKR_T *b,
                 ep_inc_t rsb, UKR_T *c, ep_inc_t rsc, UKR_T alpha, UKR_T beta)
 {
-    VEC s[8][EP_SMM_MAXV];
+    const int U = EP_SMM_SPLIT(R, NV);
+    VEC s[4][8][EP_SMM_MAXV];
+#pragma GCC unroll 4
+    for (int u = 0; u < U; u++)
 #pragma GCC unroll 8
-    for (int r = 0; r < R; r++)
+        for (int r = 0; r < R; r++)
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; v++) s[r][v] = V_ZERO();
-    for (ep_dim_t p = 0; p < k; p++) {
+            for (int v = 0; v < NV; v++) s[u][r][v] = V_ZERO();
+    ep_dim_t p = 0;
+    if (U > 1)
+        for (; p + U <= k; p += U) {
+#pragma GCC unroll 4
+            for (int u = 0; u < U; u++) {
+                VEC bv[EP_SMM_MAXV];
+#pragma GCC unroll 8
+                for (int v = 0; v < NV; v++)
+                    bv[v] = v == NV - 1 ? V_MASK_LOADU(b + u * rsb + v * VL, last)
+                                        : V_LOADU(b + u * rsb + v * VL);
+#pragma GCC unroll 8
+                for (int r = 0; r < R; r++) {
+                    VEC x = V_SET1(a[r * rsa + u * csa]);
+#pragma GCC unroll 8
+                    for (int v = 0; v < NV; v++) s[u][r][v] = V_FMA(x, bv[v], s[u][r][v]);
+                }
+            }
+            a += U * csa;
+            b += U * rsb;
+        }
+    for (; p < k; p++) {
         VEC bv[EP_SMM_MAXV];
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++)
@@ -128,11 +163,17 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
         for (int r = 0; r < R; r++) {
             VEC x = V_SET1(a[r * rsa]);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; v++) s[r][v] = V_FMA(x, bv[v], s[r][v]);
+            for (int v = 0; v < NV; v++) s[0][r][v] = V_FMA(x, bv[v], s[0][r][v]);
         }
         a += csa;
         b += rsb;
     }
+#pragma GCC unroll 4
+    for (int u = 1; u < U; u++)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; v++) s[0][r][v] = V_ADD(s[0][r][v], s[u][r][v]);
     VEC va = V_SET1(alpha), vb = V_SET1(beta);
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
@@ -141,7 +182,7 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
         for (int v = 0; v < NV; v++) {
             // alpha == 1 (every einsum call): no multiply -- with k = 32 the
             // tile's 16 multiplies are 3% of its FMA cycles
-            VEC res = alpha == (UKR_T)1 ? s[r][v] : V_MUL(va, s[r][v]);
+            VEC res = alpha == (UKR_T)1 ? s[0][r][v] : V_MUL(va, s[0][r][v]);
             if (v < NV - 1) {
                 if (beta != 0)                    // beta == 0 never reads C
                     res = V_FMA(vb, V_LOADU(cr + v * VL), res);
@@ -155,26 +196,26 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
     }
 }
 
-// All rows of C for one constant NV: tiles of R rows, then 4, 2, 1.
+// All rows of C for one constant NV: tiles of R rows, then one tile of the
+// rows left (R - 1 at most), so that B is streamed once per tile of rows
+#define EP_SMM_TILE(RR, NV, i)                                                \
+    EP_L1(smm_tile)((RR), (NV), last, k, a + (i) * rsa, rsa, csa, b, rsb,     \
+                    c + (i) * rsc, rsc, alpha, beta)
 #define EP_SMM_ROWS(R, NV)                                                    \
     do {                                                                      \
         int i = 0;                                                            \
         for (; i + (R) <= m; i += (R))                                        \
-            EP_L1(smm_tile)((R), (NV), last, k, a + i * rsa, rsa, csa, b,     \
-                            rsb, c + i * rsc, rsc, alpha, beta);              \
-        if ((R) > 4 && i + 4 <= m) {                                          \
-            EP_L1(smm_tile)(4, (NV), last, k, a + i * rsa, rsa,               \
-                            csa, b, rsb, c + i * rsc, rsc, alpha, beta);      \
-            i += 4;                                                           \
+            EP_SMM_TILE((R), (NV), i);                                        \
+        switch ((R) > 1 ? m - i : 0) {                                        \
+        case 1: EP_SMM_TILE(1, (NV), i); break;                               \
+        case 2: if ((R) > 2) EP_SMM_TILE(2, (NV), i); break;                  \
+        case 3: if ((R) > 3) EP_SMM_TILE(3, (NV), i); break;                  \
+        case 4: if ((R) > 4) EP_SMM_TILE(4, (NV), i); break;                  \
+        case 5: if ((R) > 5) EP_SMM_TILE(5, (NV), i); break;                  \
+        case 6: if ((R) > 6) EP_SMM_TILE(6, (NV), i); break;                  \
+        case 7: if ((R) > 7) EP_SMM_TILE(7, (NV), i); break;                  \
+        default: break;                                                       \
         }                                                                     \
-        if ((R) > 2 && i + 2 <= m) {                                          \
-            EP_L1(smm_tile)(2, (NV), last, k, a + i * rsa, rsa,               \
-                            csa, b, rsb, c + i * rsc, rsc, alpha, beta);      \
-            i += 2;                                                           \
-        }                                                                     \
-        for (; i < m; i++)                                                    \
-            EP_L1(smm_tile)(1, (NV), last, k, a + i * rsa, rsa, csa, b, rsb,  \
-                            c + i * rsc, rsc, alpha, beta);                   \
     } while (0)
 
 // One block of columns (nv vectors, the last one masked by `last`).
@@ -250,12 +291,13 @@ ep_dim_t EP_L1(smm_b_passes)(ep_dim_t m, ep_dim_t n)
     if (nv == 0) return 0;
     ep_dim_t nblk = (nv + EP_SMM_BLOCKV - 1) / EP_SMM_BLOCKV;
     ep_dim_t nvb = (nv + nblk - 1) / nblk;
-    ep_dim_t R = EP_SMM_ROWS_FOR(nvb), passes = m / R, rem = m % R;
-    if (R > 4 && rem >= 4) { passes++; rem -= 4; }
-    if (R > 2 && rem >= 2) { passes++; rem -= 2; }
-    return passes + rem;
+    ep_dim_t R = EP_SMM_ROWS_FOR(nvb);
+    return (m + R - 1) / R;
 }
+#undef EP_SMM_TILE
 #undef EP_SMM_ROWS
+#undef EP_SMM_SPLIT
+#undef EP_SMM_CHAINS
 #undef EP_SMM_ROWS_FOR
 #undef EP_SMM_CHUNK_BYTES
 #undef EP_SMM_CHUNK_ROWS
