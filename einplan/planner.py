@@ -187,6 +187,20 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                     return _with_why(gemm, SHORT_COMPLEX_ROWS_WHY)
                 if gemm.fallback is None and _complex_gemv_cols(gemm):
                     return _with_why(gemm, COMPLEX_GEMV_COLS_WHY)
+                if (gemm.fallback is None and plan.steps[0].ctile
+                        and plan.steps[0].loops[-2].extent <= CTILE_EDGE):
+                    # register tiles over a short K, whose stores and not the
+                    # pass over x set their speed, priced against the 1m GEMM
+                    # as for a short edge ('ij,jk->ik' (100000,4) x (4,2)
+                    # c128, 1 thread, Xeon: 674 us as tiles, 405 packed, numpy
+                    # 656); over a long K the tiles stream x and win whatever
+                    # the prices say ((37,20000):F x (20000,3):F c64: 495 us
+                    # as tiles, 869 packed, numpy 582)
+                    engine, why = ctile_by_cost(plan.steps[0], gemm.steps, dtype)
+                    if engine == "gemm":
+                        return _with_why(gemm, why)
+                    plan = replace(plan, steps=(replace(plan.steps[0],
+                                                        why=_notes(why, laid)),))
             return _relayout_or(plan, b, views, dtype, out_eff)
         gemm = _path_plan(b, views, infos, dtype, shape, out_eff, None)
         tiles = _tiles_or_gemm(b, spec, infos, options, out_info, gemm_only, views, dtype,

@@ -86,9 +86,13 @@ def test_complex_thin_gemms_with_rows_shorter_than_a_vector_take_the_packed_engi
         # no small-edge step with such rows is left (other kernel sets may
         # take the register-tile kernel instead); AVX-512 takes the engine
         assert not planner._short_complex_rows(step, np.dtype(dtype)), step
-        if _native.isa() == "avx512":
-            assert isinstance(step, GemmStep), step
-            assert step.why.startswith("gemm: the nest's complex rows would be shorter"), step
+        if _native.isa() == "avx512" and isinstance(step, GemmStep):
+            assert step.why.startswith(("gemm: the nest's complex rows would be shorter",
+                                        "gemm by predicted cost")), step
+        elif _native.isa() == "avx512":
+            # a CPU of two full-width FMA units may price the register tiles
+            # below the small-edge kernel: they are priced against the engine
+            assert step.ctile and "by predicted cost" in step.why, step
         _close(einplan.einsum("ij,jk->ik", a, b), a @ b, dtype, 4)
     b = rand((2, lanes // 2), dtype, rng=rng)
     (step,) = _steps("ij,jk->ik", a[:, :2], b)
