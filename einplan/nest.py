@@ -334,6 +334,7 @@ def nest_cycles(step, dtype) -> float:
         # (1500,2) f32, B at stride 2: 1.4 ms here, 2.0 ms packed)
         vec = True
         ops += sum(1 for s in step.loops[-1].strides[:-1] if s not in (0, 1))
+    call_cycles = 0.0
     if (step.short and step.row.startswith("short-sum") and len(step.loops) >= 3
             and not str(dtype).startswith("complex")):
         outer, L = step.loops[-3], step.loops[-1]
@@ -374,9 +375,10 @@ def nest_cycles(step, dtype) -> float:
                      for j, st in enumerate(L.strides[:-1])
                      if st not in (0, 1) and O.strides[j] == 0)
         return dots * (SHORT_DOT_END + per * vecs) + calls * (SHORT_CALL + copied)
-    # the small-edge kernel runs its rows inside one call
+    # the small-edge kernel runs its rows inside one call (its calls priced
+    # whichever way its short rows run)
     start = SHORT_ROW_START if step.short else NEST_ROW_START
-    return total * (ops / lanes if vec else ops) + total / row * start
+    return total * (ops / lanes if vec else ops) + total / row * start + call_cycles
 
 
 # The packed engine's price must be below this share of the nest's: what its

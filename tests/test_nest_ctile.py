@@ -538,24 +538,33 @@ def test_short_rows_a_call_give_way_to_register_tiles(dtype, one_thread):
 
 
 def test_real_tiles_take_a_v_of_half_a_vector(one_thread):
-    """A real thin GEMM whose x is unit-stride along a V of half a vector
-    runs in register tiles ('ij,jk->ik' (7,230781):T x (230781,4) f32 on
-    AVX2, V = 'k' of 4 lanes of 8: 2.2 ms, packed 3.6, numpy 1.6-2.1); a
-    quarter of a vector stays off them ('kl,lm->km' (2,774416):F x
-    (774416,12):T f32: 1.7x slower as tiles).  Results equal numpy's."""
-    from einplan.nest import vector_lanes
-    lanes = vector_lanes(4)
+    """The nest of a real thin GEMM whose x is unit-stride along a V of
+    half a vector runs register tiles ('ij,jk->ik' (7,230781):T x
+    (230781,4) f32 on AVX2, V = 'k' of 4 lanes of 8: 2.2 ms, the packed
+    engine then 3.6, numpy 1.6-2.1); a quarter of a vector stays off them
+    ('kl,lm->km' (2,774416):F x (774416,12):T f32: 1.7x slower as tiles).
+    Which engine runs the call is priced (the smm path reads such a narrow
+    B in place too); results equal numpy's."""
+    from einplan import nest
+    from einplan.plan import OUT, KernelKind
+    lanes = nest.vector_lanes(4)
     rng = np.random.default_rng(66)
-    a = rand((230781, 7), "float32", rng=rng).T
-    b = rand((230781, lanes // 2), "float32", rng=rng)
-    (step,) = _steps("ij,jk->ik", a, b)
-    assert isinstance(step, NestStep) and step.ctile, step
-    assert step.loops[-1].extent == lanes // 2, step
-    _close(einplan.einsum("ij,jk->ik", a, b), a @ b, "float32", 230781)
+    K, V = 230781, lanes // 2
+    step = nest.nest_step(KernelKind.GEMM, [(0, "ij", (1, 7)), (1, "jk", (V, 1))], OUT, "ik",
+                          {"i": V, "k": 1}, {"i": 7, "j": K, "k": V}, np.dtype(np.float32))
+    assert step.ctile and step.loops[-1].extent == V, step
+    a = rand((K, 7), "float32", rng=rng).T
+    b = rand((K, V), "float32", rng=rng)
+    _close(einplan.einsum("ij,jk->ik", a, b), a @ b, "float32", K)
     if lanes >= 8:
-        x = np.asfortranarray(rand((lanes // 4, 77441), "float32", rng=rng))
-        y = rand((12, 77441), "float32", rng=rng).T
+        K, V = 77441, lanes // 4
+        step = nest.nest_step(KernelKind.GEMM, [(0, "kl", (1, V)), (1, "lm", (1, K))], OUT,
+                              "km", {"k": 12, "m": 1}, {"k": V, "l": K, "m": 12},
+                              np.dtype(np.float32))
+        assert not (step.ctile and step.loops[-1].extent == V), step
+        x = np.asfortranarray(rand((V, K), "float32", rng=rng))
+        y = rand((12, K), "float32", rng=rng).T
         steps = _steps("kl,lm->km", x, y)
-        assert not any(getattr(st, "ctile", False) and st.loops[-1].extent == lanes // 4
+        assert not any(getattr(st, "ctile", False) and st.loops[-1].extent == V
                        for st in steps), steps
-        _close(einplan.einsum("kl,lm->km", x, y), x @ y, "float32", 77441)
+        _close(einplan.einsum("kl,lm->km", x, y), x @ y, "float32", K)
