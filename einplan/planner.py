@@ -49,8 +49,9 @@ from . import _native
 from .cost import nest_seconds, steps_seconds
 from .layout import loop_straddling_axes
 from .nest import (CTILE_EDGE, CTILE_EDGE_MN, L3_SHARE, MAXIN, MIN_GEMM_EDGE, choose_engine,
-                   ctile_by_cost, ctile_nw, engine_by_cost, is_one_tile, is_short_k, is_thin,
-                   l2_bytes, narrow_smm, nest_dtype_ok, nest_step, step_kind, vector_lanes)
+                   ctile_by_cost, ctile_cycles, ctile_nw, engine_by_cost, is_one_tile,
+                   is_short_k, is_thin, l2_bytes, narrow_smm, nest_dtype_ok, nest_step, step_kind,
+                   vector_lanes)
 from .operands import (check_path_name, check_span, numpy_pairwise_dtypes, plan_key,
                        resolve_dtype)
 from .options import Options
@@ -188,14 +189,18 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                 if gemm.fallback is None and _complex_gemv_cols(gemm):
                     return _with_why(gemm, COMPLEX_GEMV_COLS_WHY)
                 if (gemm.fallback is None and plan.steps[0].ctile
-                        and plan.steps[0].loops[-2].extent <= CTILE_EDGE):
+                        and plan.steps[0].loops[-2].extent <= CTILE_EDGE
+                        and ctile_cycles(plan.steps[0].loops, dtype.itemsize // 2, True)
+                        >= CTILE_PRICED_CYCLES):
                     # register tiles over a short K, whose stores and not the
                     # pass over x set their speed, priced against the 1m GEMM
                     # as for a short edge ('ij,jk->ik' (100000,4) x (4,2)
                     # c128, 1 thread, Xeon: 674 us as tiles, 405 packed, numpy
                     # 656); over a long K the tiles stream x and win whatever
                     # the prices say ((37,20000):F x (20000,3):F c64: 495 us
-                    # as tiles, 869 packed, numpy 582)
+                    # as tiles, 869 packed, numpy 582), and so do a few tiles,
+                    # below the 1m engine's set-up ('iab,bc->aic' (4,2,2) x
+                    # (2,1182) c64: 9 us as tiles, 20 packed)
                     engine, why = ctile_by_cost(plan.steps[0], gemm.steps, dtype)
                     if engine == "gemm":
                         return _with_why(gemm, why)
@@ -208,6 +213,9 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
         return gemm if tiles is None else tiles
     return _cheapest_plan(spec, infos, options, out_info, gemm_only, views, dtype, shape,
                           out_eff)
+
+
+CTILE_PRICED_CYCLES = 100e3   # the least price of complex tiles over a short K priced against 1m
 
 
 SHORT_COMPLEX_ROWS_WHY = ("gemm: the nest's complex rows would be shorter than a vector "
