@@ -11,9 +11,10 @@ from _gemm_util import smm_max_n as kernel_smm_max_n
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 80,
                                96, 113, 128, 129])
-# m: every leftover of the 8-, 6- and 3-row tiles (then 4, 2, 1 rows)
+# m: every leftover of the 8-, 6- and 3-row tiles (one tile of the rows
+# left); k: shorter than, a multiple of and past the split of k into chains
 @pytest.mark.parametrize("m,k", [(1, 3), (3, 5), (4, 4), (5, 1), (9, 17), (7, 2), (13, 6),
-                                 (16, 16), (23, 9)])
+                                 (16, 16), (23, 9), (10, 7), (14, 11), (2, 33)])
 def test_batched_small_gemm(dtype, n, m, k):
     rng = np.random.default_rng(n * 100 + m * 10 + k)
     nb = 5
