@@ -117,8 +117,8 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 // of fewer than EP_SMM_CHAINS accumulators sums alternate steps of k into
 // separate ones, added at the end ('ij,jk->ik' (7,230781) x (230781,16)
 // f32: one row's chain waits four cycles a step)
-#define EP_SMM_SPLIT(R, NV) \
-    ((R) * (NV) >= EP_SMM_CHAINS ? 1 : EP_SMM_CHAINS / ((R) * (NV)) > 4 ? 4 \
+#define EP_SMM_SPLIT(R, NV)                                                   \
+    ((R) * (NV) >= EP_SMM_CHAINS ? 1 : EP_SMM_CHAINS / ((R) * (NV)) > 4 ? 4   \
      : EP_SMM_CHAINS / ((R) * (NV)))
 
 static inline __attribute__((always_inline)) void
@@ -126,14 +126,14 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
                 const UKR_T *a, ep_inc_t rsa, ep_inc_t csa, const UKR_T *b,
                 ep_inc_t rsb, UKR_T *c, ep_inc_t rsc, UKR_T alpha, UKR_T beta)
 {
+    // partial sum u of row r in s[u * R + r]: U * R <= 8 rows (EP_SMM_SPLIT),
+    // and an array no larger than one tile's lets GCC keep it in registers
     const int U = EP_SMM_SPLIT(R, NV);
-    VEC s[4][8][EP_SMM_MAXV];
-#pragma GCC unroll 4
-    for (int u = 0; u < U; u++)
+    VEC s[8][EP_SMM_MAXV];
 #pragma GCC unroll 8
-        for (int r = 0; r < R; r++)
+    for (int r = 0; r < U * R; r++)
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; v++) s[u][r][v] = V_ZERO();
+        for (int v = 0; v < NV; v++) s[r][v] = V_ZERO();
     ep_dim_t p = 0;
     if (U > 1)
         for (; p + U <= k; p += U) {
@@ -148,7 +148,8 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
                 for (int r = 0; r < R; r++) {
                     VEC x = V_SET1(a[r * rsa + u * csa]);
 #pragma GCC unroll 8
-                    for (int v = 0; v < NV; v++) s[u][r][v] = V_FMA(x, bv[v], s[u][r][v]);
+                    for (int v = 0; v < NV; v++)
+                        s[u * R + r][v] = V_FMA(x, bv[v], s[u * R + r][v]);
                 }
             }
             a += U * csa;
@@ -163,7 +164,7 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
         for (int r = 0; r < R; r++) {
             VEC x = V_SET1(a[r * rsa]);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; v++) s[0][r][v] = V_FMA(x, bv[v], s[0][r][v]);
+            for (int v = 0; v < NV; v++) s[r][v] = V_FMA(x, bv[v], s[r][v]);
         }
         a += csa;
         b += rsb;
@@ -173,7 +174,7 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
 #pragma GCC unroll 8
         for (int r = 0; r < R; r++)
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; v++) s[0][r][v] = V_ADD(s[0][r][v], s[u][r][v]);
+            for (int v = 0; v < NV; v++) s[r][v] = V_ADD(s[r][v], s[u * R + r][v]);
     VEC va = V_SET1(alpha), vb = V_SET1(beta);
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
@@ -182,7 +183,7 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
         for (int v = 0; v < NV; v++) {
             // alpha == 1 (every einsum call): no multiply -- with k = 32 the
             // tile's 16 multiplies are 3% of its FMA cycles
-            VEC res = alpha == (UKR_T)1 ? s[0][r][v] : V_MUL(va, s[0][r][v]);
+            VEC res = alpha == (UKR_T)1 ? s[r][v] : V_MUL(va, s[r][v]);
             if (v < NV - 1) {
                 if (beta != 0)                    // beta == 0 never reads C
                     res = V_FMA(vb, V_LOADU(cr + v * VL), res);
@@ -196,34 +197,71 @@ EP_L1(smm_tile)(const int R, const int NV, EP_MASK_T last, ep_dim_t k,
     }
 }
 
+// The rows left below a tile of R (1 to 7) as one tile of their own count,
+// out of line: inlined beside the R-row tiles, the 28 tiles of this switch
+// crowd the registers of theirs (B's vectors fetched again for every row).
+// It returns with vzeroupper, as every AVX function called from SSE code
+// must: the caller's SSE code would pay for dirty upper halves ('bij,bjk->
+// bik' (2000,7,16) f32 on AVX2: 2x slower).
+static __attribute__((noinline)) void
+EP_L1(smm_rest)(int rows, int nv, int tail, ep_dim_t k, const UKR_T *a,
+                ep_inc_t rsa, ep_inc_t csa, const UKR_T *b, ep_inc_t rsb,
+                UKR_T *c, ep_inc_t rsc, UKR_T alpha, UKR_T beta)
+{
+    // the last vector's lanes as a count: a vector argument (AVX2's mask)
+    // would leave the upper halves live at the return, with no vzeroupper
+    EP_MASK_T last = V_MASK_FIRST(tail);
+#define EP_SMM_REST(NV)                                                       \
+    switch (rows) {                                                           \
+    case 1: EP_L1(smm_tile)(1, (NV), last, k, a, rsa, csa, b, rsb, c, rsc,    \
+                            alpha, beta); break;                              \
+    case 2: EP_L1(smm_tile)(2, (NV), last, k, a, rsa, csa, b, rsb, c, rsc,    \
+                            alpha, beta); break;                              \
+    case 3: EP_L1(smm_tile)(3, (NV), last, k, a, rsa, csa, b, rsb, c, rsc,    \
+                            alpha, beta); break;                              \
+    case 4: EP_L1(smm_tile)(4, (NV), last, k, a, rsa, csa, b, rsb, c, rsc,    \
+                            alpha, beta); break;                              \
+    case 5: if (EP_SMM_ROWS_FOR(NV) > 5)                                      \
+                EP_L1(smm_tile)(5, (NV), last, k, a, rsa, csa, b, rsb, c,     \
+                                rsc, alpha, beta); break;                     \
+    case 6: if (EP_SMM_ROWS_FOR(NV) > 6)                                      \
+                EP_L1(smm_tile)(6, (NV), last, k, a, rsa, csa, b, rsb, c,     \
+                                rsc, alpha, beta); break;                     \
+    case 7: if (EP_SMM_ROWS_FOR(NV) > 7)                                      \
+                EP_L1(smm_tile)(7, (NV), last, k, a, rsa, csa, b, rsb, c,     \
+                                rsc, alpha, beta); break;                     \
+    default: break;                                                           \
+    }
+    switch (nv) {
+    case 1: EP_SMM_REST(1); break;
+    case 2: EP_SMM_REST(2); break;
+    case 3: EP_SMM_REST(3); break;
+    case 4: EP_SMM_REST(4); break;
+    default: break;
+    }
+#undef EP_SMM_REST
+}
+
 // All rows of C for one constant NV: tiles of R rows, then one tile of the
 // rows left (R - 1 at most), so that B is streamed once per tile of rows
-#define EP_SMM_TILE(RR, NV, i)                                                \
-    EP_L1(smm_tile)((RR), (NV), last, k, a + (i) * rsa, rsa, csa, b, rsb,     \
-                    c + (i) * rsc, rsc, alpha, beta)
 #define EP_SMM_ROWS(R, NV)                                                    \
     do {                                                                      \
         int i = 0;                                                            \
         for (; i + (R) <= m; i += (R))                                        \
-            EP_SMM_TILE((R), (NV), i);                                        \
-        switch ((R) > 1 ? m - i : 0) {                                        \
-        case 1: EP_SMM_TILE(1, (NV), i); break;                               \
-        case 2: if ((R) > 2) EP_SMM_TILE(2, (NV), i); break;                  \
-        case 3: if ((R) > 3) EP_SMM_TILE(3, (NV), i); break;                  \
-        case 4: if ((R) > 4) EP_SMM_TILE(4, (NV), i); break;                  \
-        case 5: if ((R) > 5) EP_SMM_TILE(5, (NV), i); break;                  \
-        case 6: if ((R) > 6) EP_SMM_TILE(6, (NV), i); break;                  \
-        case 7: if ((R) > 7) EP_SMM_TILE(7, (NV), i); break;                  \
-        default: break;                                                       \
-        }                                                                     \
+            EP_L1(smm_tile)((R), (NV), last, k, a + i * rsa, rsa, csa, b,     \
+                            rsb, c + i * rsc, rsc, alpha, beta);              \
+        if (i < m)                                                            \
+            EP_L1(smm_rest)(m - i, (NV), tail, k, a + i * rsa, rsa, csa, b,   \
+                            rsb, c + i * rsc, rsc, alpha, beta);              \
     } while (0)
 
-// One block of columns (nv vectors, the last one masked by `last`).
+// One block of columns (nv vectors, the last one of `tail` lanes).
 static inline __attribute__((always_inline)) void
-EP_L1(smm_cols)(int m, int nv, EP_MASK_T last, ep_dim_t k, const UKR_T *a,
+EP_L1(smm_cols)(int m, int nv, int tail, ep_dim_t k, const UKR_T *a,
                 ep_inc_t rsa, ep_inc_t csa, const UKR_T *b, ep_inc_t rsb,
                 UKR_T *c, ep_inc_t rsc, UKR_T alpha, UKR_T beta)
 {
+    EP_MASK_T last = V_MASK_FIRST(tail);
     switch (nv) {
     case 1: EP_SMM_ROWS(EP_SMM_ROWS_FOR(1), 1); break;
     case 2: EP_SMM_ROWS(EP_SMM_ROWS_FOR(2), 2); break;
@@ -240,19 +278,17 @@ EP_L1(smm_blocks)(int m, int n, ep_dim_t k, const UKR_T *a, ep_inc_t rsa,
 {
     int nv = (n + VL - 1) / VL;
     int tail = n - (nv - 1) * VL;
-    EP_MASK_T last = V_MASK_FIRST(tail);
     // more than EP_SMM_BLOCKV vectors: blocks of columns of near-equal width
     // (all but the last unmasked), so that each block's tile still has 12+
     // accumulators in the registers next to its row of B
     for (int nblk = (nv + EP_SMM_BLOCKV - 1) / EP_SMM_BLOCKV; nblk > 1; nblk--) {
         int nvb = (nv + nblk - 1) / nblk;
-        EP_L1(smm_cols)(m, nvb, V_MASK_FIRST(VL), k, a, rsa, csa, b, rsb, c,
-                        rsc, alpha, beta);
+        EP_L1(smm_cols)(m, nvb, VL, k, a, rsa, csa, b, rsb, c, rsc, alpha, beta);
         b += nvb * VL;
         c += nvb * VL;
         nv -= nvb;
     }
-    EP_L1(smm_cols)(m, nv, last, k, a, rsa, csa, b, rsb, c, rsc, alpha, beta);
+    EP_L1(smm_cols)(m, nv, tail, k, a, rsa, csa, b, rsb, c, rsc, alpha, beta);
 }
 
 // Rows of A and C a chunk takes across the column blocks: about
@@ -294,7 +330,6 @@ ep_dim_t EP_L1(smm_b_passes)(ep_dim_t m, ep_dim_t n)
     ep_dim_t R = EP_SMM_ROWS_FOR(nvb);
     return (m + R - 1) / R;
 }
-#undef EP_SMM_TILE
 #undef EP_SMM_ROWS
 #undef EP_SMM_SPLIT
 #undef EP_SMM_CHAINS
