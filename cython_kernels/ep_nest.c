@@ -293,7 +293,7 @@ int ep_load_report(int kind, double *gbs_whole, double *gbs_halves)
 // EP_LOADS_SUMS, or 0.
 int ep_nest_stream_loads(const ep_nest_desc_t *d, int isa)
 {
-    if (d->ndim != 1 || d->dtype > EP_NEST_F64 || d->tile > 0 || d->short_loop)
+    if (d->ndim != 1 || d->tile > 0 || d->short_loop || d->conj)
         return 0;
     ep_inc_t so = d->stride[d->nin][0];
     const ep_rows_t *rows = ep_rows_for(ep_nest_row_isa(d, isa), d->dtype);
@@ -306,7 +306,7 @@ int ep_nest_stream_loads(const ep_nest_desc_t *d, int isa)
     }
     ep_dim_t l1 = 0, l2 = 0, l3 = 0;
     ep_cache_sizes(&l1, &l2, &l3);
-    ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : 8;
+    ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : d->dtype == EP_NEST_C128 ? 16 : 8;
     if (nm < 1 || nm > 2)
         return 0;
     if (so == 0)

@@ -52,7 +52,7 @@ typedef struct {
     ep_tpair_fn tpair;       // real only: a tile of two inputs crossed in their unit strides
     ep_stream_prod_fn stream_prod;  // real, 64-byte vectors only: a contiguous row's
                                     // products, loads whole or in halves (NULL elsewhere)
-    ep_stream_sum_fn stream_sum;    // the same for a contiguous row's sum
+    ep_stream_sum_fn stream_sum;    // the same for a contiguous row's sum (complex too)
 } ep_rows_t;
 
 #define EP_ROWS(p, dotc, ct, ctb, tp, sp, ss) { (ep_row_sum_fn)p##row_sum, (ep_row_prod_fn)p##row_prod, \
@@ -65,6 +65,8 @@ typedef struct {
 #define EP_RROWS_HALVES(p) EP_ROWS(p, NULL, p##ctile, p##ctile_buffer, p##tpair, \
                                    p##stream_prod, p##stream_sum)
 #define EP_CROWS(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer, NULL, NULL, NULL)
+#define EP_CROWS_HALVES(p) EP_ROWS(p, p##row_dotc, p##ctile, p##ctile_buffer, NULL, NULL, \
+                                   p##stream_sum)
 
 // [dtype]: float32, float64, complex64, complex128 (ep_nest.h's EP_NEST_*)
 extern const ep_rows_t ep_nest_rows_generic[4];

@@ -321,9 +321,9 @@ NT(ld_s)(const T *x, int S, ep_dim_t i)
 static NT_TGT void NT(blk_fused_s)(int nm, const T *x, ep_inc_t sx, const T *y, ep_inc_t sy,
                                    ep_dim_t n, T *res, int conj);
 
-#if !CPX
 #ifdef NT_HALVES
-// One vector loaded as two 32-byte halves.
+// One vector loaded as two 32-byte halves (the bits as they are, real or
+// interleaved complex).
 static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(ld_halves)(const T *x)
 {
     __m256d lo = _mm256_loadu_pd((const double *)x);
@@ -334,6 +334,8 @@ static inline __attribute__((always_inline)) NT_TGT NT(vec) NT(ld_halves)(const 
 #else
 #define NT_LDW(p, H) NT_LD(p)
 #endif
+
+#if !CPX
 
 // sum_{i<n} prod_j q[j][i] over contiguous rows, n <= NB; one or two
 // inputs' vectors loaded whole or (H) in halves, the same sums either way
@@ -691,20 +693,26 @@ NT(pairs_total)(const NT(pairs) *ps, T *re, T *im)
 // a complex dot's whole pairs of vectors: (xr yr, xi yi) lanes into *a,
 // (xr yi, xi yr) into *b; the index of the first real past them
 static inline __attribute__((always_inline)) NT_TGT ep_dim_t
-NT(dot_vecs)(const T *x, const T *y, ep_dim_t n2, NT(vec) *a, NT(vec) *b)
+NT(dot_vecs_w)(const T *x, const T *y, ep_dim_t n2, NT(vec) *a, NT(vec) *b, int H)
 {
     const NT(ivec) sw = NT_PAIR_SWAP;
     NT(vec) a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
     ep_dim_t i = 0;
     for (; i + 2 * VL <= n2; i += 2 * VL) {
-        NT(vec) u = NT_LD(x + i), v = NT_LD(y + i);
-        NT(vec) u1 = NT_LD(x + i + VL), v1 = NT_LD(y + i + VL);
+        NT(vec) u = NT_LDW(x + i, H), v = NT_LDW(y + i, H);
+        NT(vec) u1 = NT_LDW(x + i + VL, H), v1 = NT_LDW(y + i + VL, H);
         a0 += u * v; b0 += u * __builtin_shuffle(v, sw);
         a1 += u1 * v1; b1 += u1 * __builtin_shuffle(v1, sw);
     }
     *a = a0 + a1;
     *b = b0 + b1;
     return i;
+}
+
+static inline __attribute__((always_inline)) NT_TGT ep_dim_t
+NT(dot_vecs)(const T *x, const T *y, ep_dim_t n2, NT(vec) *a, NT(vec) *b)
+{
+    return NT(dot_vecs_w)(x, y, n2, a, b, 0);
 }
 
 // the reals past dot_vecs' pairs as vectors, into the same *a, *b: one whole
@@ -826,7 +834,7 @@ NT(rows_cdot_shared)(const T *x, ep_inc_t ax, const T *w, ep_dim_t n2, ep_dim_t 
 // conj: the first of two inputs conjugated.  Inlined where rows are short
 // (rows_sum's rows of a few vectors: the call would cost as much as the row)
 static inline __attribute__((always_inline)) NT_TGT void
-NT(blk_contig_in)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
+NT(blk_contig_in)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj, int H)
 {
     // the 2n reals as vectors: even lanes hold real parts, odd lanes imaginary
     ep_dim_t i = 0, n2 = 2 * n;
@@ -834,14 +842,17 @@ NT(blk_contig_in)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
     T r, m;
     if (nm == 1) {
         NT(vec) a0 = {0}, a1 = {0};
-        for (; i + 2 * VL <= n2; i += 2 * VL) { a0 += NT_LD(x + i); a1 += NT_LD(x + i + VL); }
+        for (; i + 2 * VL <= n2; i += 2 * VL) {
+            a0 += NT_LDW(x + i, H);
+            a1 += NT_LDW(x + i + VL, H);
+        }
         NT(vec) a = a0 + a1;
         r = NT(hsum)(a, 2, 0); m = NT(hsum)(a, 2, 1);
         for (; i < n2; i += 2) { r += x[i]; m += x[i + 1]; }
     } else {
         T sg = conj ? -1 : 1;
         NT(vec) a, b, sr, sm;
-        i = NT(dot_vecs)(x, y, n2, &a, &b);
+        i = NT(dot_vecs_w)(x, y, n2, &a, &b, H);
         i = NT(dot_rest)(x, y, i, n2, &a, &b);
         NT(dot_signs)(sg, &sr, &sm);
         r = NT(hsum)(a * sr, 1, 0);
@@ -853,8 +864,16 @@ NT(blk_contig_in)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
 
 NT_FN void NT(blk_contig)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
 {
-    NT(blk_contig_in)(nm, q, n, re, im, conj);
+    NT(blk_contig_in)(nm, q, n, re, im, conj, 0);
 }
+
+#ifdef NT_HALVES
+// blk_contig with the vectors loaded in halves (stream_sum): the same sums
+NT_FN void NT(blk_contig_h)(int nm, const T *const *q, ep_dim_t n, T *re, T *im, int conj)
+{
+    NT(blk_contig_in)(nm, q, n, re, im, conj, 1);
+}
+#endif
 
 // blk_contig_in through strides of +-1 and +-2, the elements taken into
 // vectors as they are loaded: a gather into L1 before the sum reads the two
@@ -920,7 +939,8 @@ NT_FN void NT(blk_strided)(int nm, const T *const *q, const ep_inc_t *s, ep_dim_
 }
 
 static inline __attribute__((always_inline)) NT_TGT void
-NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res, int conj)
+NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res, int conj,
+                 int halves)
 {
     int contig = nm <= 2;
     for (int j = 0; j < nm; j++) contig &= s[j] == 1;
@@ -933,6 +953,10 @@ NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *re
         ep_dim_t len = n - b < NB ? n - b : NB;
         for (int j = 0; j < nm; j++) q[j] = p[j] + 2 * b * s[j];
         T vr, vi, v[2];
+#ifdef NT_HALVES
+        if (contig && halves) NT(blk_contig_h)(nm, q, len, &vr, &vi, conj);
+        else
+#endif
         if (contig) NT(blk_contig)(nm, q, len, &vr, &vi, conj);
         else if (fused) {
             NT(blk_fused_s)(nm, q[0], s[0], q[nm - 1], s[nm - 1], len, v, conj);
@@ -945,14 +969,26 @@ NT(row_sum_conj)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *re
 
 NT_FN void NT(row_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
 {
-    NT(row_sum_conj)(nm, p, s, n, res, 0);
+    NT(row_sum_conj)(nm, p, s, n, res, 0, 0);
 }
 
 // sum_i conj(p[0][i]) * p[1][i]: numpy.vdot's dot, pairwise as row_sum
 NT_FN void NT(row_dotc)(const T *const *p, const ep_inc_t *s, ep_dim_t n, T *res)
 {
-    NT(row_sum_conj)(2, p, s, n, res, 1);
+    NT(row_sum_conj)(2, p, s, n, res, 1, 0);
 }
+
+#ifdef NT_HALVES
+// row_sum over one contiguous row of one or two inputs past L3, their
+// vectors loaded whole or (`halves`) in halves, as the real stream_sum's
+// (this Xeon: 'a,a->' of 5.3M complex128 at 15 GB/s whole, the real dot of
+// the same bytes at 17 in halves); the same blocks and pairwise sums
+NT_FN void NT(stream_sum)(int nm, const T *const *p, ep_dim_t n, T *res, int halves)
+{
+    static const ep_inc_t one[2] = {1, 1};
+    NT(row_sum_conj)(nm, p, one, n, res, 0, halves);
+}
+#endif
 
 // the complex products of one vector: x * y with y's (re, im) pairs swapped
 // in ys -- (xr yr - xi yi, xr yi + xi yr) as dup_re(x) * y + dup_im(x) * alt * ys
@@ -3037,7 +3073,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
             // there), so the same bits ('ab,b->a' (856341, 8) c64: a call
             // per row of 64 bytes, 0.35x numpy)
             T vr, vi;
-            NT(blk_contig_in)(nm, q, n, &vr, &vi, 0);
+            NT(blk_contig_in)(nm, q, n, &vr, &vi, 0, 0);
             res[0] = vr + (T)0;
             res[1] = vi + (T)0;
         } else

@@ -2951,6 +2951,22 @@ for dtype in ("float32", "float64"):
             want = np.einsum(spec, *[o.astype(np.float64) for o in ops])
             assert abs(r - want) <= 1e-3 * np.sqrt(ops[0].size) * (1 if dtype == "float32" else 1e-8), spec
         out.append(hashlib.sha1(np.asarray(r).tobytes()).hexdigest()[:12])
+for dtype in ("complex64", "complex128"):   # complex sums past L3: a dot, a sum
+    mc = l3 // np.dtype(dtype).itemsize + 37
+    u = (rng.standard_normal(mc) + 1j * rng.standard_normal(mc)).astype(dtype)
+    v = (rng.standard_normal(mc) + 1j * rng.standard_normal(mc)).astype(dtype)
+    for spec, ops in (("a,a->", (u, v)), ("a->", (u[3:],))):
+        what = einplan.explain(spec, *ops).to_dict()["steps"][0]["what"]
+        assert ("a row of sums past L3" in what) == wide, (spec, what)
+        first = None
+        for _ in range(40):
+            r = einplan.einsum(spec, *ops)
+            assert first is None or r.tobytes() == first.tobytes(), spec
+            first = r
+        want = np.einsum(spec, *[o.astype(np.complex128) for o in ops])
+        tol = 1e-3 if dtype == "complex64" else 1e-11
+        assert abs(r - want) <= tol * np.sqrt(mc), (spec, r, want)
+        out.append(hashlib.sha1(np.asarray(r).tobytes()).hexdigest()[:12])
 print(" ".join(out), end=" ")
 for kind in ("products", "sums"):
     way, whole, halves = _native.load_width(kind)
@@ -2961,10 +2977,10 @@ for kind in ("products", "sums"):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_rows_past_l2_and_sums_past_l3_load_whole_or_in_halves_with_the_same_bits(threads):
     """A contiguous row of products past L2, or of sums past L3 (one or two
-    inputs, a scale), on 64-byte vectors loads them whole or as two 32-byte
-    halves, whichever this core streams faster (Zen 4: 'a,a->a' 3.3M
-    float32 0.92 ms in halves, 1.03 whole; 'a->' of 120 MB float64 4.7-4.9
-    ms in halves, 5.5-5.9 whole): the first such calls of each kind take
+    inputs, a scale; complex sums and dots too), on 64-byte vectors loads
+    them whole or as two 32-byte halves, whichever this core streams
+    faster (Zen 4: 'a,a->a' 3.3M float32 0.92 ms in halves, 1.03 whole;
+    'a->' of 120 MB float64 4.7-4.9 ms in halves, 5.5-5.9 whole): the first such calls of each kind take
     the two in turn, timed, then the faster stays; explain names it.  Both
     ways compute the same products and the same sums, so every call gives
     the same bits (numpy's for products; a merged F-order pair, rows offset
@@ -2980,13 +2996,14 @@ def test_rows_past_l2_and_sums_past_l3_load_whole_or_in_halves_with_the_same_bit
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         res[way] = p.stdout.split()
-    assert res["whole"][:16] == res["halves"][:16] == res[""][:16], res
-    assert res["whole"][16::3] == ["whole"] * 2 and res["halves"][16::3] == ["halves"] * 2, res
+    h = 20                             # 16 real calls' hashes, 4 complex ones
+    assert res["whole"][:h] == res["halves"][:h] == res[""][:h], res
+    assert res["whole"][h::3] == ["whole"] * 2 and res["halves"][h::3] == ["halves"] * 2, res
     if _native.isa() == "avx512":
-        assert all(w in ("whole", "halves") for w in res[""][16::3]), res
-        assert res[""][17:19] == res[""][20:22] == ["True", "True"], res
+        assert all(w in ("whole", "halves") for w in res[""][h::3]), res
+        assert res[""][h + 1:h + 3] == res[""][h + 4:h + 6] == ["True", "True"], res
     else:
-        assert res[""][16:] == ["measuring", "False", "False"] * 2, res
+        assert res[""][h:] == ["measuring", "False", "False"] * 2, res
 
 
 def test_two_rows_sharing_their_lines_run_row_by_row():

@@ -40,6 +40,7 @@
 #define CPX 1
 #define VL 16
 #define NT_TGT EP_NT512
+#define NT_HALVES 1     // stream_sum (64-byte vectors)
 #include "ep_nest_template.h"
 #define NT(x) ep_nest_xz_##x
 #define NT_REAL(x) ep_nest_xd_##x   // the real kernels of the same element type
@@ -48,8 +49,9 @@
 #define CPX 1
 #define VL 8
 #define NT_TGT EP_NT512
+#define NT_HALVES 1     // stream_sum (64-byte vectors)
 #include "ep_nest_template.h"
 
 const ep_rows_t ep_nest_rows_avx512[4] = {
     EP_RROWS_HALVES(ep_nest_xs_), EP_RROWS_HALVES(ep_nest_xd_),
-    EP_CROWS(ep_nest_xc_), EP_CROWS(ep_nest_xz_)};
+    EP_CROWS_HALVES(ep_nest_xc_), EP_CROWS_HALVES(ep_nest_xz_)};
