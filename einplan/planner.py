@@ -190,7 +190,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                     return _with_why(gemm, COMPLEX_GEMV_COLS_WHY)
                 if (gemm.fallback is None and plan.steps[0].ctile
                         and plan.steps[0].loops[-2].extent <= CTILE_EDGE
-                        and ctile_cycles(plan.steps[0].loops, dtype.itemsize // 2, True)
+                        and ctile_cycles(plan.steps[0].loops, dtype.itemsize, True)
                         >= CTILE_PRICED_CYCLES):
                     # register tiles over a short K, whose stores and not the
                     # pass over x set their speed, priced against the 1m GEMM
