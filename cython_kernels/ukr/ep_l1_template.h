@@ -89,9 +89,10 @@ void EP_L1(axpy)(ep_dim_t n, UKR_T alpha, const UKR_T *restrict a,
 // latency.  Wider rows run as blocks of at most EP_SMM_BLOCKV vectors (4 with
 // 32 registers: 6 x 4 tiles; 3 with 16: 3 x 3 tiles, as 2 x 4 tiles would
 // leave 8 chains and 6 loads per 8 FMAs).  The rows left over take one tile
-// of their own count, so no row is computed twice and B is streamed once
-// more, not once per tile of 4, 2 and 1 rows; a tile of fewer than 8
-// accumulators splits k into more chains (EP_SMM_SPLIT).  Zen 4, 2026-11-21, ~8 MFLOP of batches per call,
+// of their own count (smm_rest), so no row is computed twice and B is
+// streamed once more, not once per tile of 4, 2 and 1 rows; a tile of fewer
+// than 8 accumulators splits k into more chains (EP_SMM_SPLIT).  Zen 4,
+// 2026-11-21, ~8 MFLOP of batches per call,
 // 1 thread, ratio to numpy.matmul before / after (the old kernel: 4 rows,
 // up to 4 vectors chosen at run time; asv_benchmarks/smm_table.py): f32
 // 16^3 0.76 / 1.31, 32^3 0.64 / 0.99; f64 16^3 0.73 / 1.06, 64^3 0.65 / 1.02.
