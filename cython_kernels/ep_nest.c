@@ -40,6 +40,12 @@ static const ep_rows_t *ep_rows_for(int isa, int dtype)
     return &ep_nest_rows_generic[dtype];
 }
 
+// Bytes of one element of d's dtype (a complex one: both parts).
+static ep_dim_t ep_nest_elem_bytes(const ep_nest_desc_t *d)
+{
+    return d->dtype == EP_NEST_F32 ? 4 : d->dtype == EP_NEST_C128 ? 16 : 8;
+}
+
 #ifdef EP_NEST_X86
 // Complex dot rows against one vector shared by every row ('ab,b->a'): the
 // row kernels take a vector of such rows at a time (crows_dotv) while a row
@@ -306,7 +312,7 @@ int ep_nest_stream_loads(const ep_nest_desc_t *d, int isa)
     }
     ep_dim_t l1 = 0, l2 = 0, l3 = 0;
     ep_cache_sizes(&l1, &l2, &l3);
-    ep_dim_t es = d->dtype == EP_NEST_F32 ? 4 : d->dtype == EP_NEST_C128 ? 16 : 8;
+    ep_dim_t es = ep_nest_elem_bytes(d);
     if (nm < 1 || nm > 2)
         return 0;
     if (so == 0)
@@ -354,8 +360,7 @@ int ep_nest_streams(const ep_nest_desc_t *d, int isa)
     int into_one = so == 1 && inner > 0 && d->stride[d->nin][inner - 1] == 0;
     if (so != 0 && !into_one)
         return EP_STREAMS_NONE;
-    ep_dim_t es = (d->dtype == EP_NEST_F32 ? 4 : 8) << (d->dtype == EP_NEST_C128),
-             bytes = d->extent[inner] * es;
+    ep_dim_t es = ep_nest_elem_bytes(d), bytes = d->extent[inner] * es;
     int nm = 0, shared = 0, packed = 0;      // packed: rows end to end
     int strided = 0;                         // moving inputs not unit-stride along the row
     ep_dim_t l1 = 0, l2 = 0, l3 = 0, spans = 0;
@@ -986,7 +991,7 @@ static void ep_nest_context(const ep_nest_desc_t *d, int isa, int nt, ep_nest_ct
     c->d = d;
     c->dt = d->dtype;
     c->nin = d->nin;
-    c->es = (d->dtype == EP_NEST_F32) ? 4 : (d->dtype == EP_NEST_C128) ? 16 : 8;
+    c->es = ep_nest_elem_bytes(d);
     c->rows = ep_rows_for(ep_nest_row_isa(d, isa), d->dtype);
     c->stream_loads = ep_nest_stream_loads(d, isa);
     c->inner = d->ndim - 1;

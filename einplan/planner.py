@@ -188,19 +188,7 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
                     return _with_why(gemm, SHORT_COMPLEX_ROWS_WHY)
                 if gemm.fallback is None and _complex_gemv_cols(gemm):
                     return _with_why(gemm, COMPLEX_GEMV_COLS_WHY)
-                if (gemm.fallback is None and plan.steps[0].ctile
-                        and plan.steps[0].loops[-2].extent <= CTILE_EDGE
-                        and ctile_cycles(plan.steps[0].loops, dtype.itemsize, True)
-                        >= CTILE_PRICED_CYCLES):
-                    # register tiles over a short K, whose stores and not the
-                    # pass over x set their speed, priced against the 1m GEMM
-                    # as for a short edge ('ij,jk->ik' (100000,4) x (4,2)
-                    # c128, 1 thread, Xeon: 674 us as tiles, 405 packed, numpy
-                    # 656); over a long K the tiles stream x and win whatever
-                    # the prices say ((37,20000):F x (20000,3):F c64: 495 us
-                    # as tiles, 869 packed, numpy 582), and so do a few tiles,
-                    # below the 1m engine's set-up ('iab,bc->aic' (4,2,2) x
-                    # (2,1182) c64: 9 us as tiles, 20 packed)
+                if gemm.fallback is None and _short_k_complex_tiles(plan.steps[0], dtype):
                     engine, why = ctile_by_cost(plan.steps[0], gemm.steps, dtype)
                     if engine == "gemm":
                         return _with_why(gemm, why)
@@ -216,6 +204,21 @@ def _build_plan(spec, infos, options, out_info, gemm_only=False) -> Plan:
 
 
 CTILE_PRICED_CYCLES = 100e3   # the least price of complex tiles over a short K priced against 1m
+
+
+def _short_k_complex_tiles(step, dtype) -> bool:
+    """A complex whole-call nest step of register tiles over a K of at most
+    CTILE_EDGE, priced at CTILE_PRICED_CYCLES or more: its tiles' stores,
+    not the pass over x, set their speed, so it is priced against the 1m
+    GEMM as a short edge is ('ij,jk->ik' (100000,4) x (4,2) c128, 1 thread,
+    Xeon: 674 us as tiles, 405 packed, numpy 656).  Over a long K the tiles
+    stream x and win whatever the prices say ((37,20000):F x (20000,3):F
+    c64: 495 us as tiles, 869 packed, numpy 582), and so do a few tiles,
+    below the 1m engine's set-up ('iab,bc->aic' (4,2,2) x (2,1182) c64: 9
+    us as tiles, 20 packed)."""
+    return (dtype in _COMPLEX and isinstance(step, NestStep) and step.ctile
+            and step.loops[-2].extent <= CTILE_EDGE
+            and ctile_cycles(step.loops, dtype.itemsize, True) >= CTILE_PRICED_CYCLES)
 
 
 SHORT_COMPLEX_ROWS_WHY = ("gemm: the nest's complex rows would be shorter than a vector "
