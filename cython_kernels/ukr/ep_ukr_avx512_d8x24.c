@@ -4,6 +4,8 @@
 // fit the two load ports.  The tile shape was chosen by measurement (a C
 // harness timing candidate tiles, AMD EPYC Zen 4, 2026-11-21).
 #pragma GCC target("avx512f,fma")
+// B's micro-panel streams from L2 (ep_ukr_template.h: EP_UKR_PREFETCH_B)
+#define EP_UKR_PREFETCH_B 8
 #include <immintrin.h>
 #include "ep_ukr_kernels.h"
 

@@ -1,6 +1,8 @@
 // float32 AVX-512F micro-kernel and level-1 kernels, tile 8 x 48 (3 zmm per row of C).
 // Same register map as the f64 8x24 kernel with 16 lanes per zmm.
 #pragma GCC target("avx512f,fma")
+// B's micro-panel streams from L2 (ep_ukr_template.h: EP_UKR_PREFETCH_B)
+#define EP_UKR_PREFETCH_B 8
 #include <immintrin.h>
 #include "ep_ukr_kernels.h"
 
