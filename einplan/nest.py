@@ -1083,6 +1083,18 @@ def _row_block(loops, itemsize):
     if len(loops) < 2:
         return 0
     row = loops[-1]
+    if _gathers_vector(loops) and row.extent * itemsize > l2_resident():
+        # a GEMV's dot form: every row reads the vector again (the rows
+        # kernel's gathered copy of it when it is strided), past L2 from L3
+        # for each row, which the model prices at a quarter of memory; on a
+        # core whose L3 streams at twice memory's speed, not less, a row in
+        # blocks keeps the vector's block in L1 ('ab,a->b' (250799,8):T x
+        # (250799,)[::2] Intel Xeon, us, whole / in blocks of 8192 (numpy):
+        # c64, a 2 MB copy, 1128 / 772 (818); f64 993 / 774 (826); the
+        # vector unit-stride, f64 (16 rows of 750245) 4548 / 4411 (5835))
+        blocks = [bs for bs in ROW_BLOCKS if 4 * bs <= row.extent]
+        if blocks:
+            return max(blocks)
     plain = [(lp.extent, lp.strides) for lp in loops]
     base = traffic(plain, itemsize)
     best, best_cost = 0, base * ORDER_GAIN

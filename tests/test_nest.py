@@ -2411,6 +2411,22 @@ def test_gemv_with_a_strided_vector_is_planned_gathered():
         assert step.row == "sum/strided"
 
 
+def test_gemv_whose_vector_outgrows_l2_runs_the_row_in_blocks():
+    """'ab,a->b' with A's columns contiguous and a sliced vector: each of
+    the 8 rows reads the vector again; past L2 the row runs in blocks, so
+    the vector's block stays in cache for every row.  Within L2 it runs
+    whole.  The results are numpy's."""
+    rng = np.random.default_rng(5)
+    for dtype in (np.complex64, np.float64):
+        item = np.dtype(dtype).itemsize
+        for n, blocked in ((5 * nest.l2_resident() // (4 * item), True), (4096, False)):
+            A, x = _rand(rng, (8, n), dtype).T, _rand(rng, 2 * n, dtype)[::2]
+            (step,) = _plan("ab,a->b", A, x).steps
+            assert isinstance(step, NestStep) and step.row == "sum/gathered", step.row
+            assert (step.block > 0) == blocked, (dtype, n, step.block)
+            _close(einplan.einsum("ab,a->b", A, x), np.einsum("ab,a->b", A, x), dtype, n)
+
+
 def _plan(subscripts, *ops):
     from einplan.operands import describe_operands
     from einplan.planner import make_plan
