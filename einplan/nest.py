@@ -773,7 +773,13 @@ def order_loops(table, itemsize, complex_=False):
     # a: a around the row in 10140 x 6 tiles under b, 12 ms; a outermost,
     # 5.0; numpy 5.2).
     far = [j for j, s in enumerate(table[row][1][:-1]) if abs(s) > 2 and held[j] > l1_bytes() // 2]
-    around = [c for c in labels if any(abs(table[c][1][j]) == 1 for j in far)
+    # (at stride 2 too, a [..., ::2] slice, when the operand moves along
+    # every loop: one it does not move along is a vector the rows kernel
+    # gathers once for all of them)
+    far2 = [j for j in far if all(table[c][1][j] != 0 for c in labels)]
+    around = [c for c in labels
+              if (any(abs(table[c][1][j]) == 1 for j in far)
+                  or any(abs(table[c][1][j]) == 2 for j in far2))
               and not (table[c][1][-1] != 0 and held[-1] > l2_bytes())]
     if far and around and labels[-1] not in around:
         labels.remove(around[-1])

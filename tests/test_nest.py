@@ -2549,6 +2549,27 @@ def test_a_loop_at_unit_stride_for_a_far_strided_operand_goes_around_the_row():
     _close(einplan.einsum("abc,abc->", a, b), np.einsum("abc,abc->", a, b), "float64", a.size)
 
 
+def test_a_loop_at_stride_2_for_a_far_strided_operand_goes_around_the_row():
+    """The same for an operand sliced [..., ::2] along that loop, when it
+    moves along every loop ('abc,cba->ab' (366,13,721) x (721,13,366)[..., ::2]
+    f64: a outermost, each of B's lines read a line an element, 0.66x numpy;
+    a around the row in tiles, 2.7x).  An operand constant along an outer
+    loop (a GEMV's vector, 'abc,ac->b' with ac[:, ::2]) keeps the rows
+    kernel's one gathered copy for all rows."""
+    rng = np.random.default_rng(83)
+    x = rng.standard_normal((120, 13, 300))
+    y = rng.standard_normal((300, 13, 240))[..., ::2]
+    (st,) = einplan.explain("abc,cba->ab", x, y).to_dict()["steps"]
+    assert [lp["labels"] for lp in st["nest"]["loops"]] == ["b", "a", "c"], st["nest"]
+    assert st["nest"]["tile"], st["nest"]
+    _close(einplan.einsum("abc,cba->ab", x, y), np.einsum("abc,cba->ab", x, y), "float64", 300)
+    A = np.asfortranarray(rng.standard_normal((897, 309, 26)))
+    v = rng.standard_normal((897, 52))[:, ::2]
+    (step,) = _plan("abc,ac->b", A, v).steps
+    assert step.row == "sum/gathered", step.row
+    _close(einplan.einsum("abc,ac->b", A, v), np.einsum("abc,ac->b", A, v), "float64", 897 * 26)
+
+
 def test_a_loop_walking_an_output_past_l2_stays_outside_the_row():
     """The loop at a far-strided operand's unit stride stays where the
     stride order puts it when it walks an output past L2: around the row,
