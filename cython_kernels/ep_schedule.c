@@ -243,6 +243,29 @@ static int ep_b_fits_l3(ep_dim_t K, ep_dim_t N, int esize)
 #define EP_SMM_F_MIN_K 128
 #define EP_SMM_F32_LANES_512 16   // float32 lanes of a 512-bit vector
 
+// A real B whose n is not unit-stride is gathered into a K x N block
+// (ep_smm.c) that every tile of rows then streams: a block within L1, or,
+// for sets that stream B from L2 (no smm_l1_cols, as they stream a
+// unit-stride B of any size), one within a quarter of L2 that at least
+// EP_SMM_GATHER_PASSES tiles of rows read, the gather then costing at most
+// a quarter of B's reads.  Intel Xeon AVX-512, 1 thread, us, A packed / B
+// gathered for smm (numpy): 'ijk,jkl->il' (2694,594,4) x (594,4,10)[..., ::2]
+// f64 6314 / 3722 (5156); 'ij,jk->ik' (588,1235)[:, ::2] x (1235,13):T f64
+// (a chain's step) 1045 / 525 (1496); for fewer rows the gather costs
+// more than it saves: (2,897) x (897,28):T f32 3 / 9, 'abc,cd->abd' with
+// m = 14 f64 22 / 29.
+#define EP_SMM_GATHER_PASSES 4
+static int ep_smm_gathers(const ep_ukr_set_t *u, int fp32, ep_dim_t M, ep_dim_t N,
+                          ep_dim_t K)
+{
+    double bytes = (double)K * (double)N * (fp32 ? 4 : 8);
+    if (bytes <= (double)ep_l1d_bytes())
+        return 1;
+    return !(u->smm_l1_cols_s || u->smm_l1_cols_d) &&
+           (fp32 ? u->ssmm_passes : u->dsmm_passes)(M, N) >= EP_SMM_GATHER_PASSES &&
+           bytes <= 0.25 * (double)ep_l2_bytes();
+}
+
 static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
                        ep_dim_t M, ep_dim_t N, ep_dim_t K)
 {
@@ -294,7 +317,7 @@ static int ep_smm_fits(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     if (!d->cplx)
         return g->m.ndim <= 1 && g->n.ndim == 1 && g->k.ndim <= 1 &&
                g->n.stride[EP_N_C][0] == 1 &&
-               (g->n.stride[EP_N_B][0] == 1 || K * N * (fp32 ? 4 : 8) <= ep_l1d_bytes());
+               (g->n.stride[EP_N_B][0] == 1 || ep_smm_gathers(u, fp32, M, N, K));
     // 1m (the real groups, ep_api.h): one complex m, n and k axis at most,
     // n unit-stride in C; B is packed per batch index (any layout), A too
     // when its k is not unit-stride, as long as its rows fit in L2.  Zen 3,

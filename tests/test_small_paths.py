@@ -51,7 +51,8 @@ def test_batched_small_gemm(dtype, n, m, k):
 def test_smm_gathers_b_whose_n_is_not_unit_stride(isa, dtype, ks, threads):
     """B laid out as n rows along k ('bik,bjk->bij'): the smm path gathers
     its K x N block per batch index into rows of N (ep_smm.c) while the
-    block fits L1, and the next batch's A and B are fetched ahead.  Every n to the kernel's limit and
+    block fits L1 (past it, below), and the next batch's A and B are
+    fetched ahead.  Every n to the kernel's limit and
     past it, m leftovers of every tile, batches walked backwards, beta 0
     over NaN and beta 1, one and two threads (batches and rows shared)."""
     rng = np.random.default_rng(ks * 7 + threads)
@@ -84,6 +85,37 @@ def test_smm_gathers_b_whose_n_is_not_unit_stride(isa, dtype, ks, threads):
         assert np.isnan(Cbuf[:, :, n:]).all(), "wrote outside C"
         call(A, B, C, 2.0, 1.0, threads)                # C = 2 AB + C
         np.testing.assert_allclose(C, 3 * ref, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avx512_smm_gathers_a_b_past_l1_for_many_rows(dtype):
+    """A gathered B past L1 but within a quarter of L2 ('ijk,jkl->il' with
+    l sliced): the AVX-512 set, whose smm streams B from L2, takes it when
+    four tiles of rows or more read it (the gather then costs at most a
+    quarter of B's reads) and packs for a few rows; the AVX2 set keeps B's
+    block in L1 and packs.  Results are numpy's either way."""
+    rng = np.random.default_rng(11)
+    l1d = _native.kernel_config()["caches"]["l1d"] or 32768
+    l2 = _native.kernel_config()["caches"]["l2"] or 524288
+    n = 10
+    k = 3 * l1d // (2 * n * np.dtype(dtype).itemsize)      # B's block 1.5 L1
+    assert k * n * np.dtype(dtype).itemsize <= l2 // 4
+    for m, many in ((128, True), (5, False)):
+        A = rng.standard_normal((m, k)).astype(dtype)
+        B = rng.standard_normal((k, 2 * n)).astype(dtype)[:, ::2]
+        C = np.empty((m, n), dtype)
+        it = A.itemsize
+        m_g = [(m, A.strides[0] // it, n)]
+        n_g = [(n, B.strides[1] // it, 1)]
+        k_g = [(k, 1, B.strides[0] // it)]
+        call = _native.prepare_gemm(dtype, m_g, n_g, k_g, [])
+        want = "smm" if many and _native.isa() == "avx512" else "gemm"
+        if kernel_smm_max_n(dtype):
+            assert call.schedule(1)["path"] == want, (m, call.schedule(1))
+        call(A, B, C, 1.0, 0.0, 1)
+        tol = dict(rtol=1e-4, atol=1e-4 * k) if dtype == np.float32 else \
+            dict(rtol=1e-12, atol=1e-12 * k)
+        np.testing.assert_allclose(C, A.astype(np.float64) @ B, **tol)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
