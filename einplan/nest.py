@@ -773,9 +773,12 @@ def order_loops(table, itemsize, complex_=False):
     # a: a around the row in 10140 x 6 tiles under b, 12 ms; a outermost,
     # 5.0; numpy 5.2).
     far = [j for j, s in enumerate(table[row][1][:-1]) if abs(s) > 2 and held[j] > l1_bytes() // 2]
-    # (at stride 2 too, a [..., ::2] slice, when the operand moves along
-    # every loop: one it does not move along is a vector the rows kernel
-    # gathers once for all of them)
+    # At stride 2 too (a [..., ::2] slice, four elements a line) when the
+    # operand moves along every loop ('abc,cba->ab' (366,13,721) x
+    # (721,13,366)[..., ::2] f64, Intel Xeon: a outermost, a line per
+    # element of B, 24.1 ms; a around the row in tiles, 5.4; numpy 14.7);
+    # not one that stays put along a loop: a vector the rows kernel
+    # gathers once for all the rows ('abc,ac->b' with ac[:, ::2]).
     far2 = [j for j in far if all(table[c][1][j] != 0 for c in labels)]
     around = [c for c in labels
               if (any(abs(table[c][1][j]) == 1 for j in far)
@@ -1092,8 +1095,8 @@ def _row_block(loops, itemsize):
     if _gathers_vector(loops) and row.extent * itemsize > l2_resident():
         # a GEMV's dot form: every row reads the vector again (the rows
         # kernel's gathered copy of it when it is strided), past L2 from L3
-        # for each row, which the model prices at a quarter of memory; on a
-        # core whose L3 streams at twice memory's speed, not less, a row in
+        # for each row, which the traffic model prices at a quarter of
+        # memory (L3_REREAD) where it costs half on some cores; a row in
         # blocks keeps the vector's block in L1 ('ab,a->b' (250799,8):T x
         # (250799,)[::2] Intel Xeon, us, whole / in blocks of 8192 (numpy):
         # c64, a 2 MB copy, 1128 / 772 (818); f64 993 / 774 (826); the
