@@ -60,3 +60,13 @@ def team_cpus(int nthreads):
     with nogil:
         ran = ep_probe_team_cpus(nthreads, cpus)
     return ran > 0, [cpus[t] for t in range(abs(ran))]
+
+
+def smm_far_state():
+    """The smm path's measured block of k for an A whose columns lie a page
+    or more apart: (the way chosen, -1 while measuring; the calls that took
+    a turn; the multiply-adds timed so far)."""
+    cdef int pick
+    cdef int64_t turns, work
+    ep_smm_far_state(&pick, &turns, &work)
+    return pick, turns, work

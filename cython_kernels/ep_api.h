@@ -180,5 +180,9 @@ int ep_have_openmp(void);
 // writes each thread's CPU (-1 unknown) and returns the team's size,
 // negated when the team was left unplaced (one CPU, the user's binding).
 int ep_probe_team_cpus(int nt, int *cpu);
+// For tests: the smm path's measured block of k for a far-strided A
+// (ep_smm.c): the way chosen (-1 while measuring), the calls that took a
+// turn, and the multiply-adds timed so far.
+void ep_smm_far_state(int *pick, int64_t *turns, int64_t *timed_work);
 
 #endif

@@ -106,9 +106,22 @@ EP_SMM_1M_PACK(double, ep_v2d, 2, ((ep_v2i){1, 0}), ((ep_v2d){1, sb}),
 // 0.69 / 0.69 (0.89).  Short k too: blocking beats packing there as well.
 #define EP_SMM_PAGE 4096
 #define EP_SMM_FAR_MEASURE ((int64_t)1 << 30)
+// Only calls of this many multiply-adds or more are timed: two clock reads
+// cost about what a GEMM of m = 5, n = 2, k = 21 does ('bij,bkj->bki'
+// (392,2,21):T x (392,5,21):T f32, 392 such calls: 57 us timed, 28 untimed;
+// numpy 36)
+#define EP_SMM_FAR_TIMED ((int64_t)1 << 16)
 #define EP_SMM_FAR_C_SHARE 4
 static const ep_dim_t ep_smm_far_kbs[2] = {16, 32};
 static ep_measured_t ep_smm_far_way = EP_MEASURED_INIT;
+
+void ep_smm_far_state(int *pick, int64_t *turns, int64_t *timed_work)
+{
+    *pick = ep_measured_pick(&ep_smm_far_way);
+    *turns = (int64_t)__atomic_load_n(&ep_smm_far_way.calls, __ATOMIC_RELAXED);
+    *timed_work = __atomic_load_n(&ep_smm_far_way.work[0], __ATOMIC_RELAXED) +
+                  __atomic_load_n(&ep_smm_far_way.work[1], __ATOMIC_RELAXED);
+}
 
 int ep_smm_far_apart(ep_inc_t csa, size_t es)
 {
@@ -282,15 +295,20 @@ static void ep_smm_one(const ep_gemm_desc_t *d, const ep_ukr_set_t *u,
     }
     ep_smm_prefetch(d, s, bi + 1, i0, i1, g0, es);
     // k in blocks: of ep_smm_far_kbs, the measured one, over chunks of rows,
-    // when A's columns lie a page or more apart; else of B fitting L2
+    // when A's columns lie a page or more apart (and k is longer than the
+    // smaller block: else the two are the same); else of B fitting L2
     ep_dim_t kb = s->K, chunk = i1 - i0;
     int which = -1;                      // the block measured on this call
     int64_t t0 = 0;
-    if (ep_smm_far(d, &x)) {
+    if (ep_smm_far(d, &x) && s->K > ep_smm_far_kbs[0]) {
         int pick = ep_measured_pick(&ep_smm_far_way);
         if (pick < 0) {
-            which = pick = ep_measured_turn(&ep_smm_far_way);
-            t0 = ep_clock_ns();
+            pick = ep_measured_turn(&ep_smm_far_way);
+            // a call too small to time well takes its turn untimed
+            if ((int64_t)(i1 - i0) * s->N * s->K >= EP_SMM_FAR_TIMED) {
+                which = pick;
+                t0 = ep_clock_ns();
+            }
         }
         kb = ep_smm_far_kbs[pick];
         chunk = ep_smm_far_chunk(i1 - i0, s->N, es);

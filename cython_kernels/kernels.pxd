@@ -118,3 +118,4 @@ cdef extern from "ep_api.h" nogil:
     int ep_in_forked_child()
     int ep_have_openmp()
     int ep_probe_team_cpus(int nt, int *cpu) nogil
+    void ep_smm_far_state(int *pick, int64_t *turns, int64_t *timed_work)
