@@ -2408,33 +2408,36 @@ __attribute__((noinline)) NT_FN int NT(rows_sum_gathered)(
 // row_sum_conj sums them (dot_vecs' sums, the signs, the lanes, the tail,
 // the blocks pairwise): the same bits.  Returns the rows done.
 static inline __attribute__((always_inline)) NT_TGT ep_dim_t
-NT(rows_cdot2_wv)(const int WV, const T *const *p, const ep_inc_t *rs, ep_dim_t n, ep_dim_t R,
-                  T *o, ep_inc_t so, int first, int nf, const T *const *f, const ep_inc_t *fs)
+NT(rows_cdot_wv)(const int K, const int WV, ep_dim_t r, const T *const *p, const ep_inc_t *rs,
+                 ep_dim_t n, ep_dim_t R, T *o, ep_inc_t so, int first, int nf,
+                 const T *const *f, const ep_inc_t *fs)
 {
     const NT(ivec) sw = NT_PAIR_SWAP;
     NT(vec) sr, sm;
     NT(dot_signs)(1, &sr, &sm);
-    ep_dim_t r = 0;
-    for (; r + 2 <= R; r += 2) {
-        NT(pairs) ps[2];
-        ps[0].cnt = ps[1].cnt = 0;
+    for (; r + K <= R; r += K) {
+        NT(pairs) ps[4];
+        for (int t = 0; t < K; t++) ps[t].cnt = 0;
         const T *x0 = p[0] + 2 * r * rs[0], *y0 = p[1] + 2 * r * rs[1];
-        const T *x1 = WV == 0 ? x0 : x0 + 2 * rs[0], *y1 = WV == 1 ? y0 : y0 + 2 * rs[1];
         for (ep_dim_t b = 0; b < n; b += NB) {
             ep_dim_t n2 = 2 * (n - b < NB ? n - b : NB);
-            const T *xb[2] = {x0 + 2 * b, x1 + 2 * b}, *yb[2] = {y0 + 2 * b, y1 + 2 * b};
-            NT(vec) a0[2] = {{0}}, a1[2] = {{0}}, b0[2] = {{0}}, b1[2] = {{0}};
+            const T *xb[4], *yb[4];
+            for (int t = 0; t < K; t++) {
+                xb[t] = (WV == 0 ? x0 : x0 + 2 * t * rs[0]) + 2 * b;
+                yb[t] = (WV == 1 ? y0 : y0 + 2 * t * rs[1]) + 2 * b;
+            }
+            NT(vec) a0[4] = {{0}}, a1[4] = {{0}}, b0[4] = {{0}}, b1[4] = {{0}};
             ep_dim_t i = 0;
             for (; i + 2 * VL <= n2; i += 2 * VL) {
-#pragma GCC unroll 2
-                for (int t = 0; t < 2; t++) {
+#pragma GCC unroll 4
+                for (int t = 0; t < K; t++) {
                     NT(vec) u0 = NT_LD(xb[t] + i), u1 = NT_LD(xb[t] + i + VL);
                     NT(vec) v0 = NT_LD(yb[t] + i), v1 = NT_LD(yb[t] + i + VL);
                     a0[t] += u0 * v0; b0[t] += u0 * __builtin_shuffle(v0, sw);
                     a1[t] += u1 * v1; b1[t] += u1 * __builtin_shuffle(v1, sw);
                 }
             }
-            for (int t = 0; t < 2; t++) {
+            for (int t = 0; t < K; t++) {
                 NT(vec) at = a0[t] + a1[t], bt = b0[t] + b1[t];
                 ep_dim_t it = NT(dot_rest)(xb[t], yb[t], i, n2, &at, &bt);
                 T vr = NT(hsum)(at * sr, 1, 0);
@@ -2443,7 +2446,7 @@ NT(rows_cdot2_wv)(const int WV, const T *const *p, const ep_inc_t *rs, ep_dim_t 
                 NT(pairs_add)(&ps[t], vr, vi);
             }
         }
-        for (int t = 0; t < 2; t++) {
+        for (int t = 0; t < K; t++) {
             T res[2];
             NT(pairs_total)(&ps[t], &res[0], &res[1]);
             if (nf) {
@@ -2462,12 +2465,21 @@ NT(rows_cdot2_wv)(const int WV, const T *const *p, const ep_inc_t *rs, ep_dim_t 
     return r;
 }
 
+// complex64 rows four at a time where the vectors are 64 bytes (32
+// registers hold the four rows' sixteen accumulators), then two: four
+// streams read faster ('ij,jk->ki' (1,2819) x (2819,3561):T c64 on an Intel
+// Xeon, 80 MB: 5.5 ms two at a time, 4.5 four, numpy's cgemv 4.7); complex128
+// rows of 45 KB read 7% slower so, of 128 KB 4% faster: they stay two
 NT_FN ep_dim_t NT(rows_cdot2)(int wv, const T *const *p, const ep_inc_t *rs, ep_dim_t n,
                               ep_dim_t R, T *o, ep_inc_t so, int first, int nf,
                               const T *const *f, const ep_inc_t *fs)
 {
-    return wv ? NT(rows_cdot2_wv)(1, p, rs, n, R, o, so, first, nf, f, fs)
-              : NT(rows_cdot2_wv)(0, p, rs, n, R, o, so, first, nf, f, fs);
+    ep_dim_t r = 0;
+    if (VL * sizeof(T) == 64 && sizeof(T) == 4)
+        r = wv ? NT(rows_cdot_wv)(4, 1, r, p, rs, n, R, o, so, first, nf, f, fs)
+               : NT(rows_cdot_wv)(4, 0, r, p, rs, n, R, o, so, first, nf, f, fs);
+    return wv ? NT(rows_cdot_wv)(2, 1, r, p, rs, n, R, o, so, first, nf, f, fs)
+              : NT(rows_cdot_wv)(2, 0, r, p, rs, n, R, o, so, first, nf, f, fs);
 }
 #endif
 

@@ -1887,8 +1887,8 @@ def test_complex_rows_dotted_with_a_shared_vector_have_the_bits_of_one_row(isa, 
     """Contiguous complex dots against a shared vector: rows of up to one
     block (NB elements) four at a time with their horizontal sums sharing
     shuffles (rows of one or two pairs of vectors unrolled), rows of 8 KB
-    or more (within one block or past it) two at a time sharing the
-    vector's loads.  Each row's sum has the bits of the same row dotted
+    or more (within one block or past it) four at a time (complex64 with
+    64-byte vectors) and two at a time sharing the vector's loads.  Each row's sum has the bits of the same row dotted
     alone, whatever its place in a block of rows or past the last whole
     one; the vector as either input, rows ending mid-vector, every row into
     its own element, with a scale per row, and all into one; the row in
