@@ -183,12 +183,19 @@ NT(rows_across)(const int S, ep_dim_t R, const T *x, ep_inc_t xs, const T *f, ep
     NT(vec) m[3 * VL * EP_NEST_SHORT];        // NV x SP x S, NV x SP < 3 VL
     for (int v = 0; v < NV; v++) {
         row0[v] = v * VL / n;
+        const int at0 = v * VL - row0[v] * (int)n;    // vector v's first element in its row
         for (int j = 0; j < SP; j++)
             for (int s = 0; s < S; s++) {
                 NT(vec) w = {0};
+                // element v * VL + L is at `at` in row `row` (counted: no
+                // division per lane, these weights are built per call)
+                int at = at0, row = row0[v];
                 for (int L = 0; L < VL; L++) {
-                    const int e = v * VL + L;
-                    if (e / n == row0[v] + j) w[L] = x[s * xs + e % n];
+                    if (row == row0[v] + j) w[L] = x[s * xs + at];
+                    if (++at == (int)n) {
+                        at = 0;
+                        row++;
+                    }
                 }
                 m[(v * SP + j) * S + s] = w;
             }

@@ -3195,8 +3195,15 @@ NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, co
     // the lanes' rows in the period, for the scales (unread without them,
     // and left unset: zeroing them costs a call of memset per stream)
     NT(ivec) ix[NT_PERIOD_V];
+    int at = 0, row = 0;          // (e / n counted: no division per lane)
     for (int k = 0; k < (w ? nv : NVC); k++)
-        for (int l = 0; l < VL; l++) ix[k][l] = w ? (IT)((k * VL + l) / n) : 0;
+        for (int l = 0; l < VL; l++) {
+            ix[k][l] = w ? (IT)row : 0;
+            if (++at == (int)n) {
+                at = 0;
+                row++;
+            }
+        }
     ep_dim_t tot = R * n, i = 0, r = 0, stop = SX == 2 || SY == 2 ? tot - 1 : tot;
     if (NVC) {
         // a period of 1 to 3 vectors (NVC) in named accumulators, U
@@ -3354,10 +3361,18 @@ NT_FN void NT(rows_period_prod)(const T *x, const T *y, ep_inc_t fy, ep_dim_t n,
     const int nv = (int)(P / VL), rp = (int)(P / n);
     NT(vec) xp[NT_PERIOD_V];
     NT(ivec) ix[NT_PERIOD_V];
+    // element e of the period is x[e mod n] in row e / n, counted without
+    // a division (the tables are built per call: per 17 rows of 15 for
+    // 'a,cd->cad' (17,) x (2368,15) f64)
+    int at = 0, row = 0;
     for (int k = 0; k < nv; k++)
         for (int l = 0; l < VL; l++) {
-            xp[k][l] = x[(k * VL + l) % n];
-            ix[k][l] = (IT)((k * VL + l) / n);
+            xp[k][l] = x[at];
+            ix[k][l] = (IT)row;
+            if (++at == (int)n) {
+                at = 0;
+                row++;
+            }
         }
     ep_dim_t r = 0;
     for (; r + rp <= R; r += rp) {
