@@ -1607,14 +1607,35 @@ def _ctile_order(loops, itemsize, complex_=True):
         if not complex_ and (V.strides[x] != 1
                              or 2 * V.extent < vector_lanes(itemsize)):
             continue
-        W = max(ws, key=lambda lp: lp.extent)
         K = min(ks, key=lambda lp: (abs(lp.strides[x]), -lp.extent))
-        rest = [lp for lp in loops if lp is not V and lp is not W and lp is not K]
-        order = rest + [W, K, V]
-        cost = ctile_cycles(order, itemsize, complex_)
-        if best is None or cost < best[0]:
-            best = (cost, order)
+        # W: y's longest loop, unless another prices lower (the longest
+        # stepping the output a line an element under an outer loop that
+        # fills those lines: ctile_parts)
+        for W in sorted(ws, key=lambda lp: -lp.extent):
+            rest = [lp for lp in loops if lp is not V and lp is not W and lp is not K]
+            order = rest + [W, K, V]
+            cost = ctile_cycles(order, itemsize, complex_)
+            if best is None or cost < best[0]:
+                best = (cost, order)
     return best[1] if best else None
+
+
+def _pass_lines(outer_loops, W, j, row, itemsize):
+    """Bytes of the lines one pass of the register-tile kernel touches in
+    operand j, where that is more than the pass uses: W stepping it a line or
+    more (row: the elements a W step spans along the tile's other loop, each
+    step's few on lines of their own), a loop outside stepping it within a
+    line (its next pass fills the rest of those lines), and the pass's lines
+    outgrowing L2, so that every pass reads them again ('iab,bc->aic'
+    (35134,107,2) x (2,3) c64 with W = i under a: each pass over i a line of
+    the 90 MB output per element, 129 ms; numpy 61).  0 otherwise."""
+    if abs(W.strides[j]) * itemsize < LINE:
+        return 0
+    if not any(0 < abs(lp.strides[j]) * itemsize < LINE and lp.extent > 1
+               for lp in outer_loops):
+        return 0
+    lines = W.extent * max(LINE, -(-row * itemsize // LINE) * LINE)
+    return lines if lines > l2_resident() else 0
 
 
 def ctile_parts(loops, itemsize, complex_=True):
@@ -1671,6 +1692,7 @@ def ctile_parts(loops, itemsize, complex_=True):
     # each of 24 passes over 64 MB writes a line an element, 58 ms; numpy 11)
     span = min(abs(lp.strides[2]) * itemsize for lp in (W, V))
     out = W.extent * V.extent * min(LINE, max(itemsize, span))
+    out = max(out, _pass_lines(loops[:-3], W, 2, V.extent * abs(V.strides[2]), itemsize))
     # y: per V run each strip of W walks K of y's lines (its elements stay
     # in cache only when y's block fits in L2), a page apart costing a TLB
     # walk each ('ijk,jkl->il' (380,1850,16):T x (1850,16,8) c128 with x the
@@ -1681,6 +1703,8 @@ def ctile_parts(loops, itemsize, complex_=True):
     y_bytes = W.extent * K.extent * itemsize
     if W.extent * kb * itemsize <= l2_resident():
         y_walk = y_bytes
+    y_walk = max(y_walk, _pass_lines(loops[:-3], W, y_ix, K.extent * abs(K.strides[y_ix]),
+                                     itemsize))
     # a real y that fits in L2 is read from memory once (its lines stay)
     y_runs = 1 if not complex_ and y_bytes <= l2_resident() else vruns
     # x once per pass of the outer loops, or once in all when V runs in

@@ -485,6 +485,33 @@ def test_register_tile_kernel_prices_the_output_lines_it_writes(one_thread):
            "float64", 4)
 
 
+def test_register_tile_kernel_prices_the_lines_each_pass_rereads(one_thread):
+    """W stepping the output and y a line or more an element under an outer
+    loop that steps them within a line: each pass over W touches a line per
+    element, and where those lines outgrow L2 the next pass reads them again.
+    The kernel then takes another W ('iab,bc->aic' (35134,107,2)[::-1] x
+    (2,3) c64, 90 MB out: W = i under a, 129 ms; numpy 61; now 37) and the
+    outer loop 'a' does not run around 'i'.  The same W stays where no outer
+    loop fills those lines (b outside steps a whole block)."""
+    from einplan.nest import LINE, l2_resident
+    rng = np.random.default_rng(67)
+    ni = l2_resident() // LINE + 4000            # a pass over i outgrows L2
+    a = rand((ni, 16, 2), "complex64", rng=rng)[::-1]
+    b = rand((4, 3), "complex64", rng=rng)[::2]
+    (step,) = _steps("iab,bc->aic", a, b)
+    assert isinstance(step, NestStep) and step.ctile, step
+    labels = [lp.labels for lp in step.loops]
+    assert labels.index("i") < labels.index("a"), labels
+    _close(einplan.einsum("iab,bc->aic", a, b), np.einsum("iab,bc->aic", a, b), "complex64", 2)
+    x = rand((2, ni, 8), "complex128", rng=rng)[:, :, ::2]
+    y = rand((2, 3, 4), "complex128", rng=rng)
+    (step,) = _steps("bij,bkj->bki", x, y)
+    if isinstance(step, NestStep) and step.ctile:
+        assert step.loops[-3].labels == "i", step.loops
+    _close(einplan.einsum("bij,bkj->bki", x, y), np.einsum("bij,bkj->bki", x, y),
+           "complex128", 4)
+
+
 def test_real_tile_kernel_needs_a_k_longer_than_the_small_edge(one_thread):
     """Over K of at most MAX_SHORT the real tile kernel stores a tile for a
     few FMAs: 'ia,ib,ic->abc' (2,15) x (2,5534) x (2,182) f32 (K = 2) ran
