@@ -91,3 +91,18 @@ def test_k_group_left_apart_takes_the_order_of_the_larger_operand(n):
     order = [a.labels for a in lay.k.axes]
     assert order == (["j", "k"] if n > 22 else ["k", "j"]), order
     assert lay.k.axes[-1].strides[1 if n > 22 else 0] == 1
+
+
+@pytest.mark.parametrize("unit", [2, 3])
+def test_k_group_takes_the_larger_b_order_at_a_stride_of_a_complex_pair(unit):
+    # The same with the strides of complex operands' real views (1m: a
+    # complex apart is 2 reals): B's order when its k is 2 apart
+    # ('ijk,jkl->il' (5,616,563):T x (616,563,43):T c128 packed B an element
+    # a line in A's order, 0.37x numpy; 0.82x in B's), A's at 3 apart
+    sizes = {"i": 5, "j": 616, "k": 563, "l": 43}
+    sa = {"i": 2 * 346808, "j": 2, "k": 1232}
+    sb = {"j": 563 * unit, "k": unit, "l": 2 * 346808}
+    r = assign_roles("ijk", "jkl", "il")
+    lay = merge_axes(r, sizes, sa, sb, {"i": 86, "l": 2})
+    order = [a.labels for a in lay.k.axes]
+    assert order == (["j", "k"] if unit == 2 else ["k", "j"]), order
