@@ -1622,7 +1622,7 @@ def _ctile_order(loops, itemsize, complex_=True):
 
 def _pass_lines(outer_loops, W, j, row, itemsize):
     """Bytes of the lines one pass of the register-tile kernel touches in
-    operand j, where that is more than the pass uses: W (or V, for x)
+    operand j (the output or y), where that is more than the pass uses: W
     stepping it a line or more (row: the elements a step spans along the
     tile's other loop, each step's few on lines of their own), a loop outside stepping it within a
     line (its next pass fills the rest of those lines), and the pass's lines
@@ -1710,11 +1710,7 @@ def ctile_parts(loops, itemsize, complex_=True):
     # x once per pass of the outer loops, or once in all when V runs in
     # runs with them inside (ctile_vrun)
     x_passes = 1 if ctile_vrun(loops, itemsize) else outer
-    x_pass = K.extent * V.extent * itemsize
-    if x_passes > 1:
-        x_pass = max(x_pass, _pass_lines(loops[:-3], V, x_ix, K.extent * abs(K.strides[x_ix]),
-                                         itemsize))
-    moved = (x_passes * x_pass
+    moved = (x_passes * K.extent * V.extent * itemsize
              + outer * (y_runs * max(y_bytes, y_walk)
                         + 2 * out * (1 if out <= l2_resident() else kblocks)))
     return work, moved

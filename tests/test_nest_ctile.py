@@ -510,17 +510,6 @@ def test_register_tile_kernel_prices_the_lines_each_pass_rereads(one_thread):
         assert step.loops[-3].labels == "i", step.loops
     _close(einplan.einsum("bij,bkj->bki", x, y), np.einsum("bij,bkj->bki", x, y),
            "complex128", 4)
-    # x is priced alike: along V the large operand interleaved by the outer
-    # 'b' ('bij,bjk->bik' (3,2,45):T x (3,45,71403):F c128: V = k re-read a
-    # pass per b as W = k is, so W stays k; 35 ms, 47 with V = k)
-    nk = l2_resident() // (45 * 3 * 16) + 200
-    a2 = rand((45, 2, 3), "complex128", rng=rng).T
-    b2 = np.asfortranarray(rand((3, 45, nk), "complex128", rng=rng))
-    (step,) = _steps("bij,bjk->bik", a2, b2)
-    assert isinstance(step, NestStep) and step.ctile, step
-    assert step.loops[-3].labels == "k", step.loops
-    _close(einplan.einsum("bij,bjk->bik", a2, b2), np.einsum("bij,bjk->bik", a2, b2),
-           "complex128", 45)
 
 
 def test_real_tile_kernel_needs_a_k_longer_than_the_small_edge(one_thread):
