@@ -1624,11 +1624,15 @@ def _pass_lines(outer_loops, W, j, row, itemsize):
     """Bytes of the lines one pass of the register-tile kernel touches in
     operand j (the output or y), where that is more than the pass uses: W
     stepping it a line or more (row: the elements a step spans along the
-    tile's other loop, each step's few on lines of their own), a loop outside stepping it within a
-    line (its next pass fills the rest of those lines), and the pass's lines
-    outgrowing L2, so that every pass reads them again ('iab,bc->aic'
-    (35134,107,2) x (2,3) c64 with W = i under a: each pass over i a line of
-    the 90 MB output per element, 129 ms; numpy 61).  0 otherwise."""
+    tile's other loop, each step's few on lines of their own), a loop
+    outside stepping it within a line (its next pass fills the rest of
+    those lines), and the pass's lines outgrowing L2, so that every pass
+    reads them again ('iab,bc->aic' (35134,107,2) x (2,3) c64 with W = i
+    under a: each pass over i a line of the 90 MB output per element, 129
+    ms; numpy 61).  0 otherwise.  x keeps its price of one read a pass:
+    priced so, the packed engine took 'bij,bjk->bik' (27,6,490):T x
+    (27,490,690):F c64 at 101 ms where the tiles, their re-reads of x
+    coming from L3, run in 34."""
     if abs(W.strides[j]) * itemsize < LINE:
         return 0
     if not any(0 < abs(lp.strides[j]) * itemsize < LINE and lp.extent > 1
