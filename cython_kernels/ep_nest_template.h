@@ -2470,7 +2470,7 @@ NT(rows_cdot_wv)(const int K, const int WV, ep_dim_t r, const T *const *p, const
 // streams read faster ('ij,jk->ki' (1,2819) x (2819,3561):T c64 on an Intel
 // Xeon, 80 MB: 5.5 ms two at a time, 4.5 four, numpy's cgemv 4.7); complex128
 // rows of 45 KB read 7% slower so, of 128 KB 4% faster: they stay two
-NT_FN ep_dim_t NT(rows_cdot2)(int wv, const T *const *p, const ep_inc_t *rs, ep_dim_t n,
+NT_FN ep_dim_t NT(rows_cdot)(int wv, const T *const *p, const ep_inc_t *rs, ep_dim_t n,
                               ep_dim_t R, T *o, ep_inc_t so, int first, int nf,
                               const T *const *f, const ep_inc_t *fs)
 {
@@ -2946,7 +2946,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
     // 0.75x zgemv so, 0.6x two at a time)
     if (nm == 2 && contig && 2 * n * (ep_dim_t)sizeof(T) >= 8192 && R >= 2
         && (rs[0] == 0) != (rs[1] == 0))
-        r = NT(rows_cdot2)(rs[0] == 0 ? 0 : 1, p, rs, n, R, o, so, first, nf, f, fs);
+        r = NT(rows_cdot)(rs[0] == 0 ? 0 : 1, p, rs, n, R, o, so, first, nf, f, fs);
     if (nm == 2 && contig && 2 * n >= VL && n <= NB) {
         // contiguous complex dots of one block four rows at a time, their
         // eight horizontal sums sharing shuffles; each row's sum is its
@@ -2956,7 +2956,7 @@ NT_FN void NT(rows_sum)(int nm, const T *const *p, const ep_inc_t *s, ep_dim_t n
         const ep_inc_t ax = 2 * rs[0], ay = 2 * rs[1];
         int wv = (ax == 0) != (ay == 0) ? (ax == 0 ? 0 : 1) : -1;   // the shared input
         if (wv >= 0 && nf == 0) {
-            // past the rows rows_cdot2 ran (rows of one vector or one pair
+            // past the rows rows_cdot ran (rows of one vector or one pair
             // with the loops unrolled)
             ep_inc_t axx = wv ? ax : ay;
             const T *xx = p[1 - wv] + r * axx, *ww = p[wv];
@@ -3167,6 +3167,24 @@ NT(period_scales)(const T *w, ep_inc_t rw, ep_dim_t r, ep_dim_t R, int rp)
     return r + VL <= R ? NT(period_scales_at)(w, rw, r) : NT(period_scales_tail)(w, rw, r, rp);
 }
 
+// The row of each lane of a period's nv vectors (element e's row e / n),
+// counted: these tables are built per call, and a division per lane cost
+// more than the rows ('a,cd->cad' (17,) x (2368,15) f64: 17 rows of 15 a
+// call, 0.8x numpy dividing, 1.7x counting)
+static inline __attribute__((always_inline)) void NT(period_rows)(ep_dim_t n, int nv,
+                                                                  NT(ivec) *ix)
+{
+    int at = 0, row = 0;
+    for (int k = 0; k < nv; k++)
+        for (int l = 0; l < VL; l++) {
+            ix[k][l] = (IT)row;
+            if (++at == (int)n) {
+                at = 0;
+                row++;
+            }
+        }
+}
+
 // One vector of the period stream at flat element e: the inputs' product,
 // times the row scales spread to their lanes (wv: the period's scales)
 static inline __attribute__((always_inline)) NT_TGT NT(vec)
@@ -3195,15 +3213,10 @@ NT(period_run)(int nm, int SX, int SY, const int NVC, const T *x, const T *y, co
     // the lanes' rows in the period, for the scales (unread without them,
     // and left unset: zeroing them costs a call of memset per stream)
     NT(ivec) ix[NT_PERIOD_V];
-    int at = 0, row = 0;          // (e / n counted: no division per lane)
-    for (int k = 0; k < (w ? nv : NVC); k++)
-        for (int l = 0; l < VL; l++) {
-            ix[k][l] = w ? (IT)row : 0;
-            if (++at == (int)n) {
-                at = 0;
-                row++;
-            }
-        }
+    if (w)
+        NT(period_rows)(n, nv, ix);
+    else
+        for (int k = 0; k < NVC; k++) ix[k] = (NT(ivec)){0};
     ep_dim_t tot = R * n, i = 0, r = 0, stop = SX == 2 || SY == 2 ? tot - 1 : tot;
     if (NVC) {
         // a period of 1 to 3 vectors (NVC) in named accumulators, U
@@ -3361,18 +3374,13 @@ NT_FN void NT(rows_period_prod)(const T *x, const T *y, ep_inc_t fy, ep_dim_t n,
     const int nv = (int)(P / VL), rp = (int)(P / n);
     NT(vec) xp[NT_PERIOD_V];
     NT(ivec) ix[NT_PERIOD_V];
-    // element e of the period is x[e mod n] in row e / n, counted without
-    // a division (the tables are built per call: per 17 rows of 15 for
-    // 'a,cd->cad' (17,) x (2368,15) f64)
-    int at = 0, row = 0;
+    // element e of the period is x[e mod n] in row e / n
+    NT(period_rows)(n, nv, ix);
+    int at = 0;
     for (int k = 0; k < nv; k++)
         for (int l = 0; l < VL; l++) {
             xp[k][l] = x[at];
-            ix[k][l] = (IT)row;
-            if (++at == (int)n) {
-                at = 0;
-                row++;
-            }
+            at = at + 1 == (int)n ? 0 : at + 1;
         }
     ep_dim_t r = 0;
     for (; r + rp <= R; r += rp) {

@@ -219,35 +219,35 @@ def test_smm_times_only_far_calls_big_enough_to_time(dtype):
     """While the block of k for a far A is measured, a GEMM too small to time
     well (m = 5, n = 2, k = 21: about what a clock read costs) takes its turn
     untimed, one of k no longer than the smaller block takes no turn at all,
-    and a big one is timed; each equals numpy."""
-    if not kernel_smm_max_n(dtype):
-        pytest.skip("this kernel set has no smm path for this dtype")
+    and a big one is timed; once the block is chosen, and on a kernel set
+    without the smm path, no call takes a turn.  Each equals numpy."""
     K = _native._kernels
+    smm = bool(kernel_smm_max_n(dtype))
     rng = np.random.default_rng(5)
     rows = 4096 // np.dtype(dtype).itemsize + 3        # columns a page and a bit apart
     it = np.dtype(dtype).itemsize
     tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-10)
 
     def run(m, k, n):
+        """(measuring before the call, turns it took, multiply-adds it timed)"""
         A = np.asfortranarray(rng.standard_normal((rows, k)).astype(dtype))[:m]
         B = rng.standard_normal((k, n)).astype(dtype)
         m_g, n_g, k_g = [(m, 1, n)], [(n, 1, 1)], [(k, A.strides[1] // it, n)]
-        assert _native.prepare_gemm(dtype, m_g, n_g, k_g).schedule()["path"] == "smm"
+        path = _native.prepare_gemm(dtype, m_g, n_g, k_g).schedule()["path"]
+        assert (path == "smm") == smm, path
         C = np.full((m, n), np.nan, dtype)
-        before = K.smm_far_state()
+        pick, turns, work = K.smm_far_state()
         _native.gemm(A, B, C, m_g, n_g, k_g, (), 1.0, 0.0)
-        after = K.smm_far_state()
+        _, turns2, work2 = K.smm_far_state()
         np.testing.assert_allclose(C, A.astype(np.float64) @ B, **tol)
-        return before, after
+        return smm and pick < 0, turns2 - turns, work2 - work
 
-    (pick, turns, work), (pick2, turns2, work2) = run(5, 21, 2)
-    if pick >= 0 or pick2 >= 0:
-        pytest.skip("this process has already chosen its block: nothing left to measure")
-    assert turns2 == turns + 1 and work2 == work        # a turn, untimed
-    (_, turns, work), (_, turns2, work2) = run(5, 16, 2)
-    assert turns2 == turns and work2 == work            # both ways the same: no turn
-    (_, turns, work), (pick2, turns2, work2) = run(5, 1600, 9)
-    assert turns2 == turns + 1 and (work2 == work + 5 * 1600 * 9 or pick2 >= 0)
+    measuring, turns, work = run(5, 21, 2)
+    assert (turns, work) == ((1, 0) if measuring else (0, 0))      # a turn, untimed
+    _, turns, work = run(5, 16, 2)
+    assert (turns, work) == (0, 0)                                 # both ways the same
+    measuring, turns, work = run(5, 1600, 9)
+    assert (turns, work) == ((1, 5 * 1600 * 9) if measuring else (0, 0))   # timed
 
 
 def _run_checked(A, B, dtype, threads):
